@@ -1,0 +1,438 @@
+//! The `puzzled` command line: `solve` one puzzle, `bench` a suite of instances.
+//!
+//! ```text
+//! puzzled solve --tiles "8 6 7 2 5 4 3 0 1"
+//! echo '{"puzzle":{"type":"sliding","tiles":[1,2,3,4,5,6,0,7,8]}}' | puzzled solve --json -
+//! puzzled bench --suite ../shared/puzzles/korf100.txt --goal blank-first
+//! ```
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::http::wire::{self, GoalRequest, JobOutcome, JobRequest, LimitsRequest, PuzzleRequest, RequestError};
+use crate::jobs::run::{Resolved, resolve, run_resolved};
+use crate::jobs::tables::{TableStore, default_data_dir};
+use crate::jobs::{JobError, JobReport, JobSpec, JobStatus};
+use crate::puzzles::sliding::{BoardError, parse_tiles};
+use crate::search::CancelFlag;
+
+#[derive(Parser, Debug)]
+#[command(name = "puzzled", version, about = "Solve sliding-tile puzzles with IDA*, A*, BFS, greedy and hill-climbing search")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Solve one puzzle, given by flags or as a JSON job request.
+    Solve(SolveArgs),
+    /// Solve every instance of a suite file and report times and lengths.
+    Bench(BenchArgs),
+}
+
+/// Search settings shared by `solve` and `bench`.
+#[derive(Args, Debug, Clone)]
+pub struct SearchArgs {
+    /// auto, ida-star, a-star, bfs, greedy-best-first, enforced-hill-climbing
+    #[arg(long)]
+    pub algorithm: Option<String>,
+    /// auto, misplaced, manhattan, linear-conflict, pattern-database
+    #[arg(long)]
+    pub heuristic: Option<String>,
+    /// Pattern-database partition: 7-8 or 6-6-3 (4x4), 6-6-6-6 (5x5)
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// optimal (default) or any
+    #[arg(long)]
+    pub objective: Option<String>,
+    /// Heuristic weight for ida-star and a-star (1 = optimal)
+    #[arg(long)]
+    pub weight: Option<f64>,
+    #[arg(long)]
+    pub max_nodes: Option<u64>,
+    #[arg(long)]
+    pub timeout_ms: Option<u64>,
+    /// Where pattern databases are cached
+    #[arg(long, env = "PUZZLED_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct SolveArgs {
+    /// A JSON job request file, or - for standard input
+    pub request: Option<PathBuf>,
+    /// Tiles row-major, 0 the blank, e.g. "8 6 7 2 5 4 3 0 1"
+    #[arg(long, conflicts_with = "request")]
+    pub tiles: Option<String>,
+    /// Columns (default: a square board)
+    #[arg(long)]
+    pub cols: Option<usize>,
+    /// blank-last (default), blank-first, or an explicit tile list
+    #[arg(long)]
+    pub goal: Option<String>,
+    /// List the board after every step
+    #[arg(long)]
+    pub boards: bool,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub search: SearchArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Suite file: lines of `id t0 ... tN optimal`, `#` comments, square boards
+    #[arg(long)]
+    pub suite: PathBuf,
+    /// blank-last (default), blank-first, or an explicit tile list
+    #[arg(long, default_value = "blank-last")]
+    pub goal: String,
+    /// Only these instance ids (comma-separated)
+    #[arg(long, value_delimiter = ',')]
+    pub ids: Vec<String>,
+    /// Compare every algorithm with every heuristic on the suite
+    #[arg(long)]
+    pub matrix: bool,
+    /// One JSON line per instance and a summary line
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub search: SearchArgs,
+}
+
+/// What went wrong, with the exit status it earns.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Request(#[from] RequestError),
+    #[error("{0}")]
+    Board(#[from] BoardError),
+    #[error("{0}")]
+    Job(#[from] JobError),
+    #[error("invalid JSON request: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("give a puzzle: --tiles \"...\" or a JSON request (- for standard input)")]
+    NoPuzzle,
+    #[error("cannot read {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("{path}:{line}: {message}")]
+    Suite { path: String, line: usize, message: String },
+    #[error("{0} claimed-optimal solution(s) differ from the expected length")]
+    WrongLengths(usize),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CliError::WrongLengths(_) => 1,
+            _ => 2,
+        }
+    }
+}
+
+impl SearchArgs {
+    fn request(&self, puzzle: PuzzleRequest, include_boards: bool) -> JobRequest {
+        JobRequest {
+            puzzle,
+            algorithm: self.algorithm.clone(),
+            heuristic: self.heuristic.clone(),
+            partition: self.partition.clone(),
+            objective: self.objective.clone(),
+            weight: self.weight,
+            limits: LimitsRequest { max_nodes: self.max_nodes, timeout_ms: self.timeout_ms },
+            include_boards,
+        }
+    }
+
+    fn tables(&self) -> TableStore {
+        TableStore::new(Some(self.data_dir.clone().unwrap_or_else(default_data_dir)))
+    }
+}
+
+/// Runs the command; `Ok` carries the exit status for outcomes without a plan.
+pub fn run(cli: Cli) -> Result<i32, CliError> {
+    match cli.command {
+        Command::Solve(args) => solve(args),
+        Command::Bench(args) => bench(args),
+    }
+}
+
+fn read_request(path: &PathBuf) -> Result<JobRequest, CliError> {
+    let mut text = String::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin().read_to_string(&mut text).map(|_| ())
+    } else {
+        std::fs::read_to_string(path).map(|t| text = t)
+    };
+    read.map_err(|error| CliError::Read { path: path.display().to_string(), error })?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+fn solve(args: SolveArgs) -> Result<i32, CliError> {
+    let request = match (&args.request, &args.tiles) {
+        (Some(path), _) => read_request(path)?,
+        (None, Some(tiles)) => {
+            let puzzle = PuzzleRequest::Sliding {
+                tiles: parse_tiles("tiles", tiles)?,
+                cols: args.cols,
+                goal: args.goal.clone().map(GoalRequest::Named),
+            };
+            args.search.request(puzzle, args.boards)
+        }
+        (None, None) => return Err(CliError::NoPuzzle),
+    };
+    let spec = request.into_spec()?;
+    let tables = args.search.tables();
+    let resolved = resolve(&spec, &tables)?;
+    let report = run_resolved(&spec, &resolved, CancelFlag::new(), None);
+    let outcome = JobOutcome::from(&report);
+    if args.json {
+        println!("{}", serde_json::to_string(&outcome)?);
+    } else {
+        print_human(&spec, &report, &outcome);
+    }
+    Ok(if report.status == JobStatus::Solved { 0 } else { 1 })
+}
+
+fn print_human(spec: &JobSpec, report: &JobReport, outcome: &JobOutcome) {
+    let result = &outcome.result;
+    match (&report.status, &report.plan) {
+        (JobStatus::Solved, Some(plan)) => {
+            let proof = if report.optimal { "optimal" } else { "not proved optimal" };
+            println!("solved: {} moves ({proof})", plan.length);
+            println!("plan: {}", plan.text);
+        }
+        (status, _) => println!("{}{}", status.name(), outcome.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()),
+    }
+    println!(
+        "{} {}{}: {} expanded, {} generated, {} unique states, {} ms",
+        outcome.algorithm,
+        outcome.heuristic,
+        if outcome.weight > 1.0 { format!(" weight {}", outcome.weight) } else { String::new() },
+        result.nodes_expanded,
+        result.nodes_generated,
+        result.unique_states.map_or("untracked".to_string(), |n| n.to_string()),
+        result.elapsed_ms
+    );
+    if let (Some(boards), crate::jobs::PuzzleSpec::Sliding(puzzle)) = (&report.boards, &spec.puzzle) {
+        let cols = puzzle.geometry().cols;
+        for (step, board) in boards.iter().enumerate() {
+            let rows: Vec<String> = board
+                .chunks(cols)
+                .map(|row| row.iter().map(|t| format!("{t:>2}")).collect::<Vec<_>>().join(" "))
+                .collect();
+            println!("step {}: {}", step + 1, rows.join(" | "));
+        }
+    }
+}
+
+/// One line of a suite file.
+struct Instance {
+    id: String,
+    tiles: Vec<u64>,
+    expected: Option<usize>,
+}
+
+fn read_suite(path: &PathBuf) -> Result<Vec<Instance>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|error| CliError::Read { path: path.display().to_string(), error })?;
+    let suite_error = |line: usize, message: String| CliError::Suite { path: path.display().to_string(), line, message };
+    let mut instances = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (id, numbers) = fields.split_first().ok_or_else(|| suite_error(number + 1, "empty line".into()))?;
+        let values = numbers
+            .iter()
+            .map(|t| t.parse::<u64>().map_err(|_| suite_error(number + 1, format!("'{t}' is not a whole number"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        // `id` plus a square number of tiles plus the optimal length.
+        let side = ((values.len().saturating_sub(1)) as f64).sqrt().round() as usize;
+        let (tiles, expected) = if side * side + 1 == values.len() {
+            (values[..values.len() - 1].to_vec(), Some(values[values.len() - 1] as usize))
+        } else if side * side == values.len() {
+            (values, None)
+        } else {
+            return Err(suite_error(number + 1, format!("{} numbers do not form a square board plus a length", values.len())));
+        };
+        instances.push(Instance { id: id.to_string(), tiles, expected });
+    }
+    Ok(instances)
+}
+
+/// One instance's result, as `bench --json` prints it.
+#[derive(serde::Serialize)]
+struct BenchLine<'a> {
+    id: &'a str,
+    status: &'a str,
+    length: Option<usize>,
+    expected: Option<usize>,
+    optimal: bool,
+    plan: Option<&'a str>,
+    nodes_expanded: u64,
+    nodes_generated: u64,
+    unique_states: Option<u64>,
+    elapsed_ms: f64,
+}
+
+#[derive(Default, serde::Serialize)]
+struct Summary {
+    algorithm: String,
+    heuristic: String,
+    solved: usize,
+    total: usize,
+    wrong_lengths: usize,
+    total_ms: f64,
+    median_ms: f64,
+    mean_length: f64,
+    mean_unique_states: Option<f64>,
+    nodes_expanded: u64,
+    table_ms: f64,
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 }
+}
+
+fn bench(args: BenchArgs) -> Result<i32, CliError> {
+    let mut instances = read_suite(&args.suite)?;
+    if !args.ids.is_empty() {
+        instances.retain(|i| args.ids.contains(&i.id));
+    }
+    let tables = args.search.tables();
+    if args.matrix {
+        return bench_matrix(&args, &instances, &tables);
+    }
+    let summary = bench_suite(&args, &args.search, &instances, &tables, true)?;
+    if args.json {
+        println!("{}", serde_json::json!({ "summary": summary }));
+    } else {
+        println!(
+            "{} {}: solved {}/{}, total {:.1} ms, median {:.3} ms, {} nodes expanded, tables {:.1} ms",
+            summary.algorithm, summary.heuristic, summary.solved, summary.total, summary.total_ms, summary.median_ms, summary.nodes_expanded, summary.table_ms
+        );
+    }
+    if summary.wrong_lengths > 0 {
+        return Err(CliError::WrongLengths(summary.wrong_lengths));
+    }
+    Ok(0)
+}
+
+fn bench_suite(args: &BenchArgs, search: &SearchArgs, instances: &[Instance], tables: &TableStore, print_lines: bool) -> Result<Summary, CliError> {
+    let mut summary = Summary { total: instances.len(), ..Summary::default() };
+    let mut times = Vec::new();
+    let mut lengths = Vec::new();
+    let mut unique = Vec::new();
+    let goal = GoalRequest::Named(args.goal.clone());
+    for instance in instances {
+        let puzzle = PuzzleRequest::Sliding { tiles: instance.tiles.clone(), cols: None, goal: Some(goal.clone()) };
+        let spec = search.request(puzzle, false).into_spec()?;
+        // Table builds and loads are timed apart from the search.
+        let started = std::time::Instant::now();
+        let resolved: Resolved = resolve(&spec, tables)?;
+        summary.table_ms += started.elapsed().as_secs_f64() * 1e3;
+        let report = run_resolved(&spec, &resolved, CancelFlag::new(), None);
+        let outcome = JobOutcome::from(&report);
+        summary.algorithm = outcome.algorithm.clone();
+        summary.heuristic = outcome.heuristic.clone();
+        let length = report.plan.as_ref().map(|p| p.length);
+        if report.status == JobStatus::Solved {
+            summary.solved += 1;
+            lengths.extend(length.map(|l| l as f64));
+            unique.extend(report.stats.unique_states.map(|u| u as f64));
+        }
+        if report.optimal && length != instance.expected && instance.expected.is_some() {
+            summary.wrong_lengths += 1;
+        }
+        let elapsed_ms = wire::millis(report.stats.elapsed);
+        summary.total_ms += elapsed_ms;
+        summary.nodes_expanded += report.stats.nodes_expanded;
+        times.push(elapsed_ms);
+        if print_lines {
+            let line = BenchLine {
+                id: &instance.id,
+                status: report.status.name(),
+                length,
+                expected: instance.expected,
+                optimal: report.optimal,
+                plan: outcome.result.plan.as_deref(),
+                nodes_expanded: report.stats.nodes_expanded,
+                nodes_generated: report.stats.nodes_generated,
+                unique_states: report.stats.unique_states,
+                elapsed_ms,
+            };
+            if args.json {
+                println!("{}", serde_json::to_string(&line)?);
+            } else {
+                let mark = match (report.optimal, instance.expected, length) {
+                    (true, Some(e), Some(l)) if e != l => "  WRONG LENGTH",
+                    _ => "",
+                };
+                println!(
+                    "{:>4} {:<11} length {:>4} (expected {:>4}) {:>12} nodes {:>10.3} ms{mark}",
+                    instance.id,
+                    report.status.name(),
+                    length.map_or("-".into(), |l| l.to_string()),
+                    instance.expected.map_or("?".into(), |l| l.to_string()),
+                    report.stats.nodes_expanded,
+                    elapsed_ms
+                );
+            }
+        }
+    }
+    summary.median_ms = median(&mut times);
+    summary.mean_length = if lengths.is_empty() { 0.0 } else { lengths.iter().sum::<f64>() / lengths.len() as f64 };
+    summary.mean_unique_states = (!unique.is_empty()).then(|| unique.iter().sum::<f64>() / unique.len() as f64);
+    Ok(summary)
+}
+
+/// Every algorithm with every heuristic (BFS ignores heuristics: one row).
+fn bench_matrix(args: &BenchArgs, instances: &[Instance], tables: &TableStore) -> Result<i32, CliError> {
+    let algorithms = ["ida-star", "a-star", "bfs", "greedy-best-first", "enforced-hill-climbing"];
+    let heuristics = ["misplaced", "manhattan", "linear-conflict", "pattern-database"];
+    if !args.json {
+        println!("| algorithm | heuristic | solved | mean length | mean unique states | median ms | total ms |");
+        println!("|---|---|---|---|---|---|---|");
+    }
+    let mut wrong = 0;
+    for algorithm in algorithms {
+        let row_heuristics: &[&str] = if algorithm == "bfs" { &heuristics[..1] } else { &heuristics };
+        for heuristic in row_heuristics {
+            let mut search = args.search.clone();
+            search.algorithm = Some(algorithm.to_string());
+            search.heuristic = Some(heuristic.to_string());
+            let summary = bench_suite(args, &search, instances, tables, false)?;
+            wrong += summary.wrong_lengths;
+            if args.json {
+                println!("{}", serde_json::json!({ "summary": summary }));
+            } else {
+                println!(
+                    "| {} | {} | {}/{} | {:.2} | {} | {:.3} | {:.1} |",
+                    algorithm,
+                    if algorithm == "bfs" { "—" } else { heuristic },
+                    summary.solved,
+                    summary.total,
+                    summary.mean_length,
+                    summary.mean_unique_states.map_or("not tracked".to_string(), |u| format!("{u:.0}")),
+                    summary.median_ms,
+                    summary.total_ms
+                );
+            }
+        }
+    }
+    if wrong > 0 {
+        return Err(CliError::WrongLengths(wrong));
+    }
+    Ok(0)
+}

@@ -1,0 +1,3 @@
+//! The edge: wire types now; routes, problem+json and SSE arrive with the service.
+
+pub mod wire;

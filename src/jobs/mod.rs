@@ -1,0 +1,11 @@
+//! The job layer: validated [`spec::JobSpec`]s, [`run::run_job`] which takes one from
+//! request to validated plan, and the [`tables::TableStore`] that caches heuristic
+//! tables on disk. Knows the engine and the puzzles; knows nothing of HTTP.
+
+pub mod run;
+pub mod spec;
+pub mod tables;
+
+pub use run::{ExhaustedReason, JobError, JobReport, JobStatus, Plan, run_job};
+pub use spec::{AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec};
+pub use tables::TableStore;

@@ -1,0 +1,255 @@
+//! Running one job end to end: resolve `auto` choices, fetch tables, search under
+//! the budget, replay the plan with the validator, and report. Synchronous and
+//! pure apart from the table store; the worker pool calls it on its own threads.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::spec::{AlgorithmChoice, HeuristicChoice, JobSpec, Objective, PuzzleSpec};
+use super::tables::{TableError, TableStore};
+use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
+use crate::puzzles::sliding::heuristic::PdbSet;
+use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
+use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
+use crate::search::{self, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight};
+
+/// Heuristic weight `auto` uses for the `any` objective on boards without tables.
+pub const AUTO_ANY_WEIGHT: u32 = 300;
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("heuristic {heuristic} is not available for a {rows}x{cols} board: {why}")]
+    HeuristicUnavailable { heuristic: &'static str, rows: usize, cols: usize, why: String },
+    #[error(transparent)]
+    Table(#[from] TableError),
+}
+
+/// Why a search ended without a plan but without an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExhaustedReason {
+    NodeLimit,
+    Timeout,
+    MemoryLimit,
+    /// An incomplete search (hill-climbing) ran out of ideas.
+    GaveUp,
+}
+
+impl ExhaustedReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExhaustedReason::NodeLimit => "node_limit",
+            ExhaustedReason::Timeout => "timeout",
+            ExhaustedReason::MemoryLimit => "memory_limit",
+            ExhaustedReason::GaveUp => "gave_up",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobStatus {
+    Solved,
+    Unsolvable,
+    Exhausted(ExhaustedReason),
+    Cancelled,
+    /// An internal fault (a plan that failed its replay); the message is for logs.
+    Failed(String),
+}
+
+impl JobStatus {
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobStatus::Solved => "solved",
+            JobStatus::Unsolvable => "unsolvable",
+            JobStatus::Exhausted(_) => "exhausted",
+            JobStatus::Cancelled => "cancelled",
+            JobStatus::Failed(_) => "failed",
+        }
+    }
+}
+
+/// One plan type for every puzzle: its text, and its length in moves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// `u d l r` for sliding puzzles (the blank's direction).
+    pub text: String,
+    pub length: usize,
+}
+
+/// A board after one plan step.
+pub type Board = Vec<u8>;
+
+#[derive(Clone, Debug)]
+pub struct JobReport {
+    pub status: JobStatus,
+    /// What `auto` resolved to.
+    pub algorithm: AlgorithmChoice,
+    pub heuristic: HeuristicChoice,
+    pub weight: Weight,
+    pub plan: Option<Plan>,
+    /// True only when the algorithm and heuristic guarantee the plan is shortest.
+    pub optimal: bool,
+    pub stats: Stats,
+    /// Boards after each step, when the spec asked for them.
+    pub boards: Option<Vec<Board>>,
+}
+
+/// The concrete search a spec resolves to.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub algorithm: AlgorithmChoice,
+    pub heuristic: HeuristicChoice,
+    pub weight: Weight,
+    pub evaluator: Evaluator,
+}
+
+/// Resolves `auto` and fetches (or builds) the tables the heuristic needs.
+pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError> {
+    let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
+    let geometry = puzzle.geometry();
+    let heuristic = match spec.heuristic {
+        HeuristicChoice::Auto => auto_heuristic(puzzle),
+        other => other,
+    };
+    let evaluator = sliding_evaluator(puzzle, heuristic, tables)?;
+    let strong_tables = matches!(evaluator, Evaluator::Exact(_) | Evaluator::PatternDatabase(_));
+    let algorithm = match spec.algorithm {
+        AlgorithmChoice::Auto => AlgorithmChoice::IdaStar,
+        other => other,
+    };
+    let weight = match (spec.weight, spec.algorithm, spec.objective) {
+        (Some(weight), _, _) => weight,
+        // With strong tables optimal answers are fast anyway; otherwise trade length for time.
+        (None, AlgorithmChoice::Auto, Objective::Any) if !strong_tables || geometry.cells() > 16 => {
+            Weight::from_percent(AUTO_ANY_WEIGHT)
+        }
+        (None, _, _) => Weight::ONE,
+    };
+    // Weighted IDA* re-expands too much on big boards; weighted A* is the fast choice.
+    let algorithm = if spec.algorithm == AlgorithmChoice::Auto && weight != Weight::ONE {
+        AlgorithmChoice::AStar
+    } else {
+        algorithm
+    };
+    Ok(Resolved { algorithm, heuristic, weight, evaluator })
+}
+
+fn auto_heuristic(puzzle: &SlidingPuzzle) -> HeuristicChoice {
+    let geometry = puzzle.geometry();
+    let square_side = geometry.is_square().then_some(geometry.rows);
+    if geometry.cells() <= MAX_EXACT_CELLS || matches!(square_side, Some(4 | 5)) {
+        HeuristicChoice::PatternDatabase(None)
+    } else {
+        HeuristicChoice::LinearConflict
+    }
+}
+
+/// The default partition for a board: 7-8 on 4×4, 6-6-6-6 on 5×5.
+pub fn default_partition(rows: usize, cols: usize) -> Option<PartitionKind> {
+    match (rows, cols) {
+        (4, 4) => Some(PartitionKind::SevenEight),
+        (5, 5) => Some(PartitionKind::SixSixSixSix),
+        _ => None,
+    }
+}
+
+fn sliding_evaluator(puzzle: &SlidingPuzzle, heuristic: HeuristicChoice, tables: &TableStore) -> Result<Evaluator, JobError> {
+    let geometry = puzzle.geometry();
+    Ok(match heuristic {
+        HeuristicChoice::Auto => unreachable!("resolved above"),
+        HeuristicChoice::Misplaced => Evaluator::Misplaced,
+        HeuristicChoice::Manhattan => Evaluator::Manhattan,
+        HeuristicChoice::LinearConflict => Evaluator::LinearConflict,
+        HeuristicChoice::PatternDatabase(None) if geometry.cells() <= MAX_EXACT_CELLS => {
+            Evaluator::Exact(tables.exact(geometry, puzzle.goal())?)
+        }
+        HeuristicChoice::PatternDatabase(kind) => {
+            let unavailable = |why: String| JobError::HeuristicUnavailable {
+                heuristic: "pattern-database",
+                rows: geometry.rows,
+                cols: geometry.cols,
+                why,
+            };
+            let kind = kind
+                .or_else(|| default_partition(geometry.rows, geometry.cols))
+                .ok_or_else(|| unavailable("pattern databases are laid out for 3x3 (exact), 4x4 and 5x5 boards".into()))?;
+            let blank_goal = puzzle.goal().iter().position(|&t| t == 0).unwrap_or(0);
+            let partition = Partition::standard(kind, geometry, blank_goal).map_err(|e| unavailable(e.to_string()))?;
+            let dbs = partition
+                .patterns
+                .iter()
+                .map(|cells| tables.pattern_db(geometry, cells))
+                .collect::<Result<Vec<_>, _>>()?;
+            let set = PdbSet::new(geometry, puzzle.goal(), partition, dbs).map_err(|e| unavailable(e.to_string()))?;
+            Evaluator::PatternDatabase(Arc::new(set))
+        }
+    })
+}
+
+fn search_algorithm(choice: AlgorithmChoice, weight: Weight) -> Algorithm {
+    match choice {
+        AlgorithmChoice::Auto | AlgorithmChoice::IdaStar => Algorithm::IdaStar { weight },
+        AlgorithmChoice::AStar => Algorithm::AStar { weight },
+        AlgorithmChoice::BreadthFirst => Algorithm::BreadthFirst,
+        AlgorithmChoice::GreedyBestFirst => Algorithm::GreedyBestFirst,
+        AlgorithmChoice::EnforcedHillClimbing => Algorithm::EnforcedHillClimbing,
+    }
+}
+
+/// How a job reports progress while it runs.
+pub struct Progress<'a> {
+    pub sink: &'a dyn ProgressSink,
+    pub interval: Duration,
+}
+
+/// Runs a resolved job. Every plan is replayed by the validator before it is reported.
+pub fn run_resolved(spec: &JobSpec, resolved: &Resolved, cancel: CancelFlag, progress: Option<Progress>) -> JobReport {
+    let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
+    let limits = Limits {
+        max_nodes: spec.limits.max_nodes,
+        timeout: spec.limits.timeout,
+        max_memory_bytes: spec.limits.max_memory_bytes,
+    };
+    let mut budget = Budget::new(limits, cancel);
+    if let Some(progress) = progress {
+        budget = budget.with_progress(progress.sink, progress.interval);
+    }
+    let domain = SlidingDomain::new(puzzle, resolved.evaluator.clone());
+    let report = search::solve(&domain, search_algorithm(resolved.algorithm, resolved.weight), &mut budget);
+    let mut job = JobReport {
+        status: JobStatus::Solved,
+        algorithm: resolved.algorithm,
+        heuristic: resolved.heuristic,
+        weight: resolved.weight,
+        plan: None,
+        optimal: false,
+        stats: report.stats,
+        boards: None,
+    };
+    job.status = match report.outcome {
+        Outcome::Solved(solution) => {
+            let text = sliding::plan_text(&solution.actions);
+            let replay = sliding::replay(puzzle, &text, spec.include_boards);
+            if !replay.solved {
+                JobStatus::Failed(format!("internal error: the plan failed its replay ({:?})", replay.error))
+            } else {
+                job.optimal = report.proved_optimal;
+                job.plan = Some(Plan { length: replay.length, text });
+                job.boards = spec.include_boards.then_some(replay.boards);
+                JobStatus::Solved
+            }
+        }
+        Outcome::Unsolvable => JobStatus::Unsolvable,
+        Outcome::GaveUp => JobStatus::Exhausted(ExhaustedReason::GaveUp),
+        Outcome::Stopped(Stop::Cancelled) => JobStatus::Cancelled,
+        Outcome::Stopped(Stop::NodeLimit) => JobStatus::Exhausted(ExhaustedReason::NodeLimit),
+        Outcome::Stopped(Stop::TimeLimit) => JobStatus::Exhausted(ExhaustedReason::Timeout),
+        Outcome::Stopped(Stop::MemoryLimit) => JobStatus::Exhausted(ExhaustedReason::MemoryLimit),
+    };
+    job
+}
+
+/// Resolves and runs a job.
+pub fn run_job(spec: &JobSpec, tables: &TableStore, cancel: CancelFlag, progress: Option<Progress>) -> Result<JobReport, JobError> {
+    let resolved = resolve(spec, tables)?;
+    Ok(run_resolved(spec, &resolved, cancel, progress))
+}

@@ -1,0 +1,169 @@
+//! The budget every search runs under, and the counters it keeps.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{Cost, Stats, Stop};
+
+/// Expansions between real checks of the clock, the cancel flag and progress.
+/// At millions of nodes per second this is well under a millisecond.
+pub const CHECK_INTERVAL: u32 = 1024;
+
+/// A cancel flag shared with another thread (a job runner, a signal handler).
+#[derive(Clone, Debug, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn new() -> CancelFlag {
+        CancelFlag::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Limits on one search. `None` means unlimited.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    pub max_nodes: Option<u64>,
+    pub timeout: Option<Duration>,
+    /// Cap on memory for stored states (graph searches), in bytes.
+    pub max_memory_bytes: Option<u64>,
+}
+
+/// A snapshot of a running search, sent to a [`ProgressSink`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    pub nodes_expanded: u64,
+    pub nodes_generated: u64,
+    /// Current IDA* threshold, A* f-value or BFS depth.
+    pub bound: Option<Cost>,
+    pub elapsed: Duration,
+}
+
+/// Receives progress at a bounded rate (see [`Budget::with_progress`]).
+pub trait ProgressSink: Sync {
+    fn progress(&self, progress: &Progress);
+}
+
+/// Node limit, deadline, memory cap and cancel flag, checked cheaply: [`Budget::expand`]
+/// only decrements a counter, and every [`CHECK_INTERVAL`] expansions (or exactly at the
+/// node limit) it reads the clock and the flag.
+pub struct Budget<'a> {
+    limits: Limits,
+    cancel: CancelFlag,
+    started: Instant,
+    deadline: Option<Instant>,
+    countdown: u32,
+    sink: Option<(&'a dyn ProgressSink, Duration)>,
+    next_progress: Instant,
+    pub stats: Stats,
+}
+
+impl<'a> Budget<'a> {
+    pub fn new(limits: Limits, cancel: CancelFlag) -> Budget<'a> {
+        let started = Instant::now();
+        let mut budget = Budget {
+            limits,
+            cancel,
+            started,
+            deadline: limits.timeout.map(|t| started + t),
+            countdown: 0,
+            sink: None,
+            next_progress: started,
+            stats: Stats::default(),
+        };
+        budget.countdown = budget.next_countdown();
+        budget
+    }
+
+    pub fn unlimited() -> Budget<'a> {
+        Budget::new(Limits::default(), CancelFlag::new())
+    }
+
+    /// Sends progress to `sink` at most once per `interval`.
+    pub fn with_progress(mut self, sink: &'a dyn ProgressSink, interval: Duration) -> Budget<'a> {
+        self.next_progress = self.started + interval;
+        self.sink = Some((sink, interval));
+        self
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Counts one expansion; `Err` when the search must stop now.
+    #[inline]
+    pub fn expand(&mut self) -> Result<(), Stop> {
+        self.stats.nodes_expanded += 1;
+        self.countdown -= 1;
+        if self.countdown == 0 { self.check() } else { Ok(()) }
+    }
+
+    #[inline]
+    pub fn generated(&mut self, n: usize) {
+        self.stats.nodes_generated += n as u64;
+    }
+
+    pub fn set_bound(&mut self, bound: Cost) {
+        self.stats.bound = Some(bound);
+    }
+
+    /// `Err(MemoryLimit)` when storing `n_states` of `bytes_per_state` each exceeds the cap.
+    #[inline]
+    pub fn check_memory(&self, n_states: usize, bytes_per_state: usize) -> Result<(), Stop> {
+        match self.limits.max_memory_bytes {
+            Some(cap) if (n_states as u64) * (bytes_per_state as u64) > cap => Err(Stop::MemoryLimit),
+            _ => Ok(()),
+        }
+    }
+
+    #[cold]
+    fn check(&mut self) -> Result<(), Stop> {
+        self.countdown = self.next_countdown();
+        if self.cancel.is_cancelled() {
+            return Err(Stop::Cancelled);
+        }
+        if self.limits.max_nodes.is_some_and(|max| self.stats.nodes_expanded >= max) {
+            return Err(Stop::NodeLimit);
+        }
+        let now = Instant::now();
+        if self.deadline.is_some_and(|d| now >= d) {
+            return Err(Stop::TimeLimit);
+        }
+        if let Some((sink, interval)) = self.sink
+            && now >= self.next_progress
+        {
+            self.next_progress = now + interval;
+            sink.progress(&Progress {
+                nodes_expanded: self.stats.nodes_expanded,
+                nodes_generated: self.stats.nodes_generated,
+                bound: self.stats.bound,
+                elapsed: now - self.started,
+            });
+        }
+        Ok(())
+    }
+
+    /// Expansions until the next real check: the interval, or fewer so the node
+    /// limit is hit exactly.
+    fn next_countdown(&self) -> u32 {
+        match self.limits.max_nodes {
+            Some(max) => {
+                let left = max.saturating_sub(self.stats.nodes_expanded);
+                left.clamp(1, u64::from(CHECK_INTERVAL)) as u32
+            }
+            None => CHECK_INTERVAL,
+        }
+    }
+
+    /// Stamps the elapsed time and returns the statistics.
+    pub fn finish(&mut self) -> Stats {
+        self.stats.elapsed = self.started.elapsed();
+        self.stats
+    }
+}

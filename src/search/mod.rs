@@ -1,0 +1,176 @@
+//! The search engine: generic over a [`Domain`], free of I/O.
+//!
+//! Map of the main types:
+//! - [`Domain`]: what a puzzle must offer (states, successors, a lower bound).
+//! - [`Algorithm`]: which search to run; [`solve`] runs it.
+//! - [`Budget`]: node limit, deadline, memory cap and a shared cancel flag, checked
+//!   every [`CHECK_INTERVAL`] expansions; it also counts [`Stats`] and reports [`Progress`].
+//! - [`Report`]: the [`Outcome`] (solved with a [`Solution`], unsolvable, gave up, or
+//!   [`Stop`]ped by the budget) plus the statistics gathered so far.
+
+mod best_first;
+mod bfs;
+mod budget;
+mod ehc;
+mod idastar;
+mod node_table;
+
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::time::Duration;
+
+pub use budget::{Budget, CHECK_INTERVAL, CancelFlag, Limits, Progress, ProgressSink};
+
+/// Path cost and heuristic values. Unit moves on the puzzles we serve.
+pub type Cost = u32;
+
+/// One successor of a state, produced by [`Domain::expand`].
+#[derive(Clone, Debug)]
+pub struct Successor<S, A> {
+    pub action: A,
+    pub state: S,
+    pub cost: Cost,
+}
+
+/// A search problem. Implementations keep per-state data small: states are cloned
+/// into successor buffers and, for the graph searches, stored once in a node table.
+pub trait Domain {
+    type State: Clone;
+    /// Duplicate-detection key; may normalise the state (e.g. a player's region).
+    type Key: Eq + Hash;
+    type Action: Copy + Debug;
+
+    fn initial_state(&self) -> Self::State;
+    fn is_goal(&self, state: &Self::State) -> bool;
+    fn key(&self, state: &Self::State) -> Self::Key;
+    /// Appends the successors of `state` to `out` (the caller clears and reuses it).
+    fn expand(&self, state: &Self::State, out: &mut Vec<Successor<Self::State, Self::Action>>);
+    /// A lower bound on the cost to the goal, or `None` for a proven dead end.
+    fn estimate(&self, state: &Self::State) -> Option<Cost>;
+    /// True when `later` undoes `earlier`; depth-first searches skip such moves.
+    fn reverses(&self, _earlier: Self::Action, _later: Self::Action) -> bool {
+        false
+    }
+    /// True when the domain can prove, without searching, that no solution exists.
+    fn known_unsolvable(&self) -> bool {
+        false
+    }
+    /// True when [`Domain::estimate`] never overestimates (so A*/IDA* are optimal).
+    fn admissible(&self) -> bool {
+        true
+    }
+}
+
+/// Weight on the heuristic, in percent: 100 is plain A*/IDA*; more trades
+/// optimality for speed (the plan is then at most weight/100 times optimal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Weight(u32);
+
+impl Weight {
+    pub const ONE: Weight = Weight(100);
+
+    /// `percent` below 100 is raised to 100: lighter weights buy nothing.
+    pub fn from_percent(percent: u32) -> Weight {
+        Weight(percent.max(100))
+    }
+
+    pub fn percent(self) -> u32 {
+        self.0
+    }
+
+    /// The priority `100·g + weight·h`, scaled so weights stay integral.
+    #[inline]
+    fn f(self, g: Cost, h: Cost) -> u64 {
+        100 * u64::from(g) + u64::from(self.0) * u64::from(h)
+    }
+}
+
+/// The searches the engine offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    IdaStar { weight: Weight },
+    AStar { weight: Weight },
+    BreadthFirst,
+    GreedyBestFirst,
+    EnforcedHillClimbing,
+}
+
+impl Algorithm {
+    /// Whether a solution found by this algorithm is optimal, given an admissible
+    /// heuristic and unit action costs.
+    pub fn guarantees_optimal(self) -> bool {
+        match self {
+            Algorithm::IdaStar { weight } | Algorithm::AStar { weight } => weight == Weight::ONE,
+            Algorithm::BreadthFirst => true,
+            Algorithm::GreedyBestFirst | Algorithm::EnforcedHillClimbing => false,
+        }
+    }
+}
+
+/// A plan as a sequence of domain actions and its total cost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Solution<A> {
+    pub actions: Vec<A>,
+    pub cost: Cost,
+}
+
+/// Why the budget stopped a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Cancelled,
+    NodeLimit,
+    TimeLimit,
+    MemoryLimit,
+}
+
+/// How a search ended. "No solution" is an outcome, not an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome<A> {
+    Solved(Solution<A>),
+    /// The whole reachable space was searched (or the domain proved it) without a goal.
+    Unsolvable,
+    /// An incomplete search (hill-climbing) reached a dead end.
+    GaveUp,
+    Stopped(Stop),
+}
+
+/// Counters every search keeps; a stopped search still reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub nodes_expanded: u64,
+    pub nodes_generated: u64,
+    /// Distinct states stored; `None` for IDA*, which stores none.
+    pub unique_states: Option<u64>,
+    /// Final IDA* threshold (in moves, unweighted searches) or deepest BFS layer.
+    pub bound: Option<Cost>,
+    pub elapsed: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct Report<A> {
+    pub outcome: Outcome<A>,
+    pub stats: Stats,
+    /// True when the plan is proved optimal: an optimal algorithm, an admissible heuristic.
+    pub proved_optimal: bool,
+}
+
+/// Runs `algorithm` on `domain` under `budget`.
+pub fn solve<D: Domain>(domain: &D, algorithm: Algorithm, budget: &mut Budget) -> Report<D::Action> {
+    let outcome = if domain.known_unsolvable() {
+        Outcome::Unsolvable
+    } else {
+        match algorithm {
+            Algorithm::IdaStar { weight } => idastar::search(domain, weight, budget),
+            Algorithm::AStar { weight } => best_first::search(domain, best_first::Priority::AStar(weight), budget),
+            Algorithm::GreedyBestFirst => best_first::search(domain, best_first::Priority::Greedy, budget),
+            Algorithm::BreadthFirst => bfs::search(domain, budget),
+            Algorithm::EnforcedHillClimbing => ehc::search(domain, budget),
+        }
+    };
+    let proved_optimal =
+        matches!(outcome, Outcome::Solved(_)) && algorithm.guarantees_optimal() && domain.admissible();
+    Report { outcome, stats: budget.finish(), proved_optimal }
+}
+
+#[cfg(test)]
+mod tests;

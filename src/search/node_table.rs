@@ -1,0 +1,96 @@
+//! Stores each state once, with its parent link, for the graph searches.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use rustc_hash::FxBuildHasher;
+
+use super::{Budget, Cost, Domain, Solution, Stop};
+
+pub type NodeId = u32;
+
+pub struct Node<D: Domain> {
+    pub state: D::State,
+    pub parent: Option<(NodeId, D::Action)>,
+    pub g: Cost,
+}
+
+pub struct NodeTable<D: Domain> {
+    nodes: Vec<Node<D>>,
+    index: HashMap<D::Key, NodeId, FxBuildHasher>,
+}
+
+/// What [`NodeTable::insert`] did with a state.
+pub enum Inserted {
+    New(NodeId),
+    /// Already stored with a cost no better than the new one.
+    Known,
+    /// Already stored; the new path was cheaper and replaced the old link.
+    Improved(NodeId),
+}
+
+impl<D: Domain> NodeTable<D> {
+    /// Approximate bytes one stored state costs, for the memory cap.
+    pub const BYTES_PER_STATE: usize =
+        std::mem::size_of::<Node<D>>() + std::mem::size_of::<D::Key>() + std::mem::size_of::<NodeId>() + 8;
+
+    pub fn new() -> NodeTable<D> {
+        NodeTable { nodes: Vec::new(), index: HashMap::default() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node<D> {
+        &self.nodes[id as usize]
+    }
+
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.index.clear();
+    }
+
+    /// Stores `state` unless its key is known with a cost ≤ `g`.
+    pub fn insert(
+        &mut self,
+        domain: &D,
+        state: D::State,
+        parent: Option<(NodeId, D::Action)>,
+        g: Cost,
+        budget: &Budget,
+    ) -> Result<Inserted, Stop> {
+        match self.index.entry(domain.key(&state)) {
+            Entry::Occupied(entry) => {
+                let id = *entry.get();
+                let node = &mut self.nodes[id as usize];
+                if g < node.g {
+                    node.g = g;
+                    node.parent = parent;
+                    Ok(Inserted::Improved(id))
+                } else {
+                    Ok(Inserted::Known)
+                }
+            }
+            Entry::Vacant(entry) => {
+                budget.check_memory(self.nodes.len() + 1, Self::BYTES_PER_STATE)?;
+                let id = NodeId::try_from(self.nodes.len()).map_err(|_| Stop::MemoryLimit)?;
+                entry.insert(id);
+                self.nodes.push(Node { state, parent, g });
+                Ok(Inserted::New(id))
+            }
+        }
+    }
+
+    /// The actions from the root to `id`, following parent links.
+    pub fn solution(&self, id: NodeId) -> Solution<D::Action> {
+        let mut actions = Vec::new();
+        let mut current = id;
+        while let Some((parent, action)) = self.node(current).parent {
+            actions.push(action);
+            current = parent;
+        }
+        actions.reverse();
+        Solution { actions, cost: self.node(id).g }
+    }
+}
