@@ -31,6 +31,24 @@ pub enum Command {
     Solve(SolveArgs),
     /// Solve every instance of a suite file and report times and lengths.
     Bench(BenchArgs),
+    /// Build (or load) a board's pattern databases ahead of time, with their cost.
+    Tables(TablesArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct TablesArgs {
+    /// Board size, ROWSxCOLS: 4x4 or 5x5 (3x3 and smaller get exact tables)
+    #[arg(long, default_value = "4x4")]
+    pub size: String,
+    /// Partition: 7-8 (4x4 default) or 6-6-3, 6-6-6-6 (5x5)
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// blank-last (default), blank-first, or an explicit tile list
+    #[arg(long, default_value = "blank-last")]
+    pub goal: String,
+    /// Where pattern databases are cached
+    #[arg(long, env = "PUZZLED_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// Search settings shared by `solve` and `bench`.
@@ -158,7 +176,48 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
     match cli.command {
         Command::Solve(args) => solve(args),
         Command::Bench(args) => bench(args),
+        Command::Tables(args) => build_tables(args),
     }
+}
+
+fn build_tables(args: TablesArgs) -> Result<i32, CliError> {
+    let bad_size = || CliError::Request(RequestError::UnknownName { field: "size", value: args.size.clone(), expected: "ROWSxCOLS, e.g. 4x4".into() });
+    let (rows, cols) = args.size.split_once('x').ok_or_else(bad_size)?;
+    let (rows, cols): (usize, usize) = (rows.parse().map_err(|_| bad_size())?, cols.parse().map_err(|_| bad_size())?);
+    let partition = args.partition.clone().or_else(|| (rows == 4 && cols == 4).then(|| "7-8".to_string()));
+    // The goal board itself stands in as the puzzle: its tables are the ones wanted.
+    let goal = wire::parse_goal(&args.goal)?;
+    let cells = (rows * cols) as u64;
+    let start = match &goal {
+        crate::puzzles::sliding::GoalSpec::BlankLast => (1..cells).chain([0]).collect(),
+        crate::puzzles::sliding::GoalSpec::BlankFirst => (0..cells).collect(),
+        crate::puzzles::sliding::GoalSpec::Tiles(tiles) => tiles.clone(),
+    };
+    let request = JobRequest {
+        puzzle: PuzzleRequest::Sliding { tiles: start, cols: Some(cols), goal: Some(GoalRequest::Named(args.goal.clone())) },
+        algorithm: None,
+        heuristic: Some("pattern-database".into()),
+        partition,
+        objective: None,
+        weight: None,
+        limits: LimitsRequest::default(),
+        include_boards: false,
+    };
+    let spec = request.into_spec()?;
+    let tables = TableStore::new(Some(args.data_dir.clone().unwrap_or_else(default_data_dir)));
+    let started = std::time::Instant::now();
+    resolve(&spec, &tables)?;
+    for event in tables.take_events() {
+        println!(
+            "{} {}: {:.1} MB in {:.2} s",
+            if event.built { "built" } else { "loaded" },
+            event.name,
+            event.bytes as f64 / 1e6,
+            event.seconds
+        );
+    }
+    println!("ready in {:.2} s; cached under {}", started.elapsed().as_secs_f64(), tables.dir().map_or("memory".into(), |d| d.display().to_string()));
+    Ok(0)
 }
 
 fn read_request(path: &PathBuf) -> Result<JobRequest, CliError> {

@@ -10,7 +10,7 @@ use super::tables::{TableError, TableStore};
 use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
 use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
-use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
+use crate::puzzles::sliding::{self, Evaluator, Geometry, SlidingDomain, SlidingPuzzle};
 use crate::search::{self, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight};
 
 /// Heuristic weight `auto` uses for the `any` objective on boards without tables.
@@ -110,7 +110,8 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
         HeuristicChoice::Auto => auto_heuristic(puzzle),
         other => other,
     };
-    let evaluator = sliding_evaluator(puzzle, heuristic, tables)?;
+    // Parity proves an unsolvable board at once; it needs no tables built for it.
+    let evaluator = if puzzle.is_solvable() { sliding_evaluator(puzzle, heuristic, tables)? } else { Evaluator::Misplaced };
     let strong_tables = matches!(evaluator, Evaluator::Exact(_) | Evaluator::PatternDatabase(_));
     let algorithm = match spec.algorithm {
         AlgorithmChoice::Auto => AlgorithmChoice::IdaStar,
@@ -143,10 +144,15 @@ fn auto_heuristic(puzzle: &SlidingPuzzle) -> HeuristicChoice {
     }
 }
 
-/// The default partition for a board: 7-8 on 4×4, 6-6-6-6 on 5×5.
-pub fn default_partition(rows: usize, cols: usize) -> Option<PartitionKind> {
-    match (rows, cols) {
-        (4, 4) => Some(PartitionKind::SevenEight),
+/// The default partition for a board: on 4×4, 7-8 once its tables exist (they take
+/// minutes to build; `puzzled tables build` makes them) and 6-6-3 until then; 6-6-6-6 on 5×5.
+pub fn default_partition(geometry: Geometry, blank_goal: usize, tables: &TableStore) -> Option<PartitionKind> {
+    match (geometry.rows, geometry.cols) {
+        (4, 4) => {
+            let strong = Partition::standard(PartitionKind::SevenEight, geometry, blank_goal)
+                .is_ok_and(|p| p.patterns.iter().all(|cells| tables.has_pattern_db(geometry, cells)));
+            Some(if strong { PartitionKind::SevenEight } else { PartitionKind::SixSixThree })
+        }
         (5, 5) => Some(PartitionKind::SixSixSixSix),
         _ => None,
     }
@@ -169,16 +175,17 @@ fn sliding_evaluator(puzzle: &SlidingPuzzle, heuristic: HeuristicChoice, tables:
                 cols: geometry.cols,
                 why,
             };
-            let kind = kind
-                .or_else(|| default_partition(geometry.rows, geometry.cols))
-                .ok_or_else(|| unavailable("pattern databases are laid out for 3x3 (exact), 4x4 and 5x5 boards".into()))?;
             let blank_goal = puzzle.goal().iter().position(|&t| t == 0).unwrap_or(0);
+            let kind = kind
+                .or_else(|| default_partition(geometry, blank_goal, tables))
+                .ok_or_else(|| unavailable("pattern databases are laid out for 3x3 (exact), 4x4 and 5x5 boards".into()))?;
             let partition = Partition::standard(kind, geometry, blank_goal).map_err(|e| unavailable(e.to_string()))?;
-            let dbs = partition
-                .patterns
-                .iter()
-                .map(|cells| tables.pattern_db(geometry, cells))
-                .collect::<Result<Vec<_>, _>>()?;
+            // Tables build independently: one thread each, so a cold start waits for the largest.
+            let dbs = std::thread::scope(|scope| {
+                let builds: Vec<_> =
+                    partition.patterns.iter().map(|cells| scope.spawn(move || tables.pattern_db(geometry, cells))).collect();
+                builds.into_iter().map(|build| build.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect::<Result<Vec<_>, _>>()
+            })?;
             let set = PdbSet::new(geometry, puzzle.goal(), partition, dbs).map_err(|e| unavailable(e.to_string()))?;
             Evaluator::PatternDatabase(Arc::new(set))
         }

@@ -63,14 +63,24 @@ impl TableStore {
         std::mem::take(&mut *self.events.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    fn pattern_name(geometry: Geometry, goal_cells: &[u8]) -> String {
+        format!("pdb-{}x{}-{}", geometry.rows, geometry.cols, goal_cells.iter().map(u8::to_string).collect::<Vec<_>>().join("."))
+    }
+
+    fn path(&self, name: &str) -> Option<PathBuf> {
+        self.dir.as_ref().map(|dir| dir.join(format!("{name}.bin")))
+    }
+
+    /// True when the table is in memory or cached on disk, so using it costs no build.
+    pub fn has_pattern_db(&self, geometry: Geometry, goal_cells: &[u8]) -> bool {
+        let key = TableKey::Pattern { geometry, goal_cells: goal_cells.to_vec() };
+        let in_memory = self.slots.lock().unwrap_or_else(|e| e.into_inner()).get(&key).is_some_and(|slot| slot.get().is_some_and(Result::is_ok));
+        in_memory || self.path(&Self::pattern_name(geometry, goal_cells)).is_some_and(|p| p.is_file())
+    }
+
     pub fn pattern_db(&self, geometry: Geometry, goal_cells: &[u8]) -> Result<Arc<PatternDb>, TableError> {
         let key = TableKey::Pattern { geometry, goal_cells: goal_cells.to_vec() };
-        let name = format!(
-            "pdb-{}x{}-{}",
-            geometry.rows,
-            geometry.cols,
-            goal_cells.iter().map(u8::to_string).collect::<Vec<_>>().join(".")
-        );
+        let name = Self::pattern_name(geometry, goal_cells);
         let table = self.get(key, &name, |bytes| PatternDb::from_bytes(bytes, geometry, goal_cells).ok(), || {
             PatternDb::check_size(geometry, goal_cells.len())?;
             let db = PatternDb::build(geometry, goal_cells, |layer| {
@@ -118,7 +128,7 @@ impl TableStore {
         let slot: Slot = self.slots.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
         slot.get_or_init(|| {
             let started = Instant::now();
-            let path = self.dir.as_ref().map(|dir| dir.join(format!("{name}.bin")));
+            let path = self.path(name);
             if let Some(path) = &path
                 && let Ok(bytes) = std::fs::read(path)
             {
