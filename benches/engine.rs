@@ -11,11 +11,19 @@ use puzzled::jobs::{JobSpec, JobStatus, TableStore};
 use puzzled::search::CancelFlag;
 
 fn eight_puzzles() -> Vec<Vec<u64>> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/8puzzle100.txt")).expect("suite");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/data/8puzzle100.txt"
+    ))
+    .expect("suite");
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
-            let numbers: Vec<u64> = l.split_whitespace().skip(1).map(|t| t.parse().expect("number")).collect();
+            let numbers: Vec<u64> = l
+                .split_whitespace()
+                .skip(1)
+                .map(|t| t.parse().expect("number"))
+                .collect();
             numbers[..9].to_vec()
         })
         .collect()
@@ -23,15 +31,26 @@ fn eight_puzzles() -> Vec<Vec<u64>> {
 
 fn spec(tiles: &[u64], algorithm: &str, heuristic: &str) -> JobSpec {
     let request = serde_json::json!({"puzzle": {"type": "sliding", "tiles": tiles}, "algorithm": algorithm, "heuristic": heuristic});
-    serde_json::from_value::<JobRequest>(request).expect("shape").into_spec().expect("valid")
+    serde_json::from_value::<JobRequest>(request)
+        .expect("shape")
+        .into_spec()
+        .expect("valid")
 }
 
 fn bench_8_puzzle(c: &mut Criterion) {
     let tables = TableStore::new(None);
     for (name, algorithm, heuristic) in [
-        ("8-puzzle ida-star exact table", "ida-star", "pattern-database"),
+        (
+            "8-puzzle ida-star exact table",
+            "ida-star",
+            "pattern-database",
+        ),
         ("8-puzzle a-star manhattan", "a-star", "manhattan"),
-        ("8-puzzle ida-star linear-conflict", "ida-star", "linear-conflict"),
+        (
+            "8-puzzle ida-star linear-conflict",
+            "ida-star",
+            "linear-conflict",
+        ),
     ] {
         let jobs: Vec<_> = eight_puzzles()
             .iter()

@@ -11,15 +11,21 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::http::wire::{self, GoalRequest, JobOutcome, JobRequest, LimitsRequest, PuzzleRequest, RequestError};
+use crate::http::wire::{
+    self, GoalRequest, JobOutcome, JobRequest, LimitsRequest, PuzzleRequest, RequestError,
+};
 use crate::jobs::run::{Resolved, resolve, run_resolved};
 use crate::jobs::tables::{TableStore, default_data_dir};
-use crate::jobs::{JobError, JobReport, JobSpec, JobStatus};
+use crate::jobs::{AlgorithmChoice, HeuristicChoice, JobError, JobReport, JobSpec, JobStatus};
 use crate::puzzles::sliding::{BoardError, parse_tiles};
 use crate::search::CancelFlag;
 
 #[derive(Parser, Debug)]
-#[command(name = "puzzled", version, about = "Solve sliding-tile puzzles with IDA*, A*, BFS, greedy and hill-climbing search")]
+#[command(
+    name = "puzzled",
+    version,
+    about = "Solve sliding-tile puzzles with IDA*, A*, BFS, greedy and hill-climbing search"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -138,7 +144,11 @@ pub enum CliError {
     #[error("cannot read {path}: {error}")]
     Read { path: String, error: std::io::Error },
     #[error("{path}:{line}: {message}")]
-    Suite { path: String, line: usize, message: String },
+    Suite {
+        path: String,
+        line: usize,
+        message: String,
+    },
     #[error("{0} claimed-optimal solution(s) differ from the expected length")]
     WrongLengths(usize),
 }
@@ -161,7 +171,10 @@ impl SearchArgs {
             partition: self.partition.clone(),
             objective: self.objective.clone(),
             weight: self.weight,
-            limits: LimitsRequest { max_nodes: self.max_nodes, timeout_ms: self.timeout_ms },
+            limits: LimitsRequest {
+                max_nodes: self.max_nodes,
+                timeout_ms: self.timeout_ms,
+            },
             include_boards,
         }
     }
@@ -181,10 +194,22 @@ pub fn run(cli: Cli) -> Result<i32, CliError> {
 }
 
 fn build_tables(args: TablesArgs) -> Result<i32, CliError> {
-    let bad_size = || CliError::Request(RequestError::UnknownName { field: "size", value: args.size.clone(), expected: "ROWSxCOLS, e.g. 4x4".into() });
+    let bad_size = || {
+        CliError::Request(RequestError::UnknownName {
+            field: "size",
+            value: args.size.clone(),
+            expected: "ROWSxCOLS, e.g. 4x4".into(),
+        })
+    };
     let (rows, cols) = args.size.split_once('x').ok_or_else(bad_size)?;
-    let (rows, cols): (usize, usize) = (rows.parse().map_err(|_| bad_size())?, cols.parse().map_err(|_| bad_size())?);
-    let partition = args.partition.clone().or_else(|| (rows == 4 && cols == 4).then(|| "7-8".to_string()));
+    let (rows, cols): (usize, usize) = (
+        rows.parse().map_err(|_| bad_size())?,
+        cols.parse().map_err(|_| bad_size())?,
+    );
+    let partition = args
+        .partition
+        .clone()
+        .or_else(|| (rows == 4 && cols == 4).then(|| "7-8".to_string()));
     // The goal board itself stands in as the puzzle: its tables are the ones wanted.
     let goal = wire::parse_goal(&args.goal)?;
     let cells = (rows * cols) as u64;
@@ -194,7 +219,11 @@ fn build_tables(args: TablesArgs) -> Result<i32, CliError> {
         crate::puzzles::sliding::GoalSpec::Tiles(tiles) => tiles.clone(),
     };
     let request = JobRequest {
-        puzzle: PuzzleRequest::Sliding { tiles: start, cols: Some(cols), goal: Some(GoalRequest::Named(args.goal.clone())) },
+        puzzle: PuzzleRequest::Sliding {
+            tiles: start,
+            cols: Some(cols),
+            goal: Some(GoalRequest::Named(args.goal.clone())),
+        },
         algorithm: None,
         heuristic: Some("pattern-database".into()),
         partition,
@@ -216,7 +245,13 @@ fn build_tables(args: TablesArgs) -> Result<i32, CliError> {
             event.seconds
         );
     }
-    println!("ready in {:.2} s; cached under {}", started.elapsed().as_secs_f64(), tables.dir().map_or("memory".into(), |d| d.display().to_string()));
+    println!(
+        "ready in {:.2} s; cached under {}",
+        started.elapsed().as_secs_f64(),
+        tables
+            .dir()
+            .map_or("memory".into(), |d| d.display().to_string())
+    );
     Ok(0)
 }
 
@@ -227,7 +262,10 @@ fn read_request(path: &PathBuf) -> Result<JobRequest, CliError> {
     } else {
         std::fs::read_to_string(path).map(|t| text = t)
     };
-    read.map_err(|error| CliError::Read { path: path.display().to_string(), error })?;
+    read.map_err(|error| CliError::Read {
+        path: path.display().to_string(),
+        error,
+    })?;
     Ok(serde_json::from_str(&text)?)
 }
 
@@ -254,35 +292,63 @@ fn solve(args: SolveArgs) -> Result<i32, CliError> {
     } else {
         print_human(&spec, &report, &outcome);
     }
-    Ok(if report.status == JobStatus::Solved { 0 } else { 1 })
+    Ok(if report.status == JobStatus::Solved {
+        0
+    } else {
+        1
+    })
 }
 
 fn print_human(spec: &JobSpec, report: &JobReport, outcome: &JobOutcome) {
     let result = &outcome.result;
     match (&report.status, &report.plan) {
         (JobStatus::Solved, Some(plan)) => {
-            let proof = if report.optimal { "optimal" } else { "not proved optimal" };
+            let proof = if report.optimal {
+                "optimal"
+            } else {
+                "not proved optimal"
+            };
             println!("solved: {} moves ({proof})", plan.length);
             println!("plan: {}", plan.text);
         }
-        (status, _) => println!("{}{}", status.name(), outcome.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()),
+        (status, _) => println!(
+            "{}{}",
+            status.name(),
+            outcome
+                .reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
+        ),
     }
     println!(
         "{} {}{}: {} expanded, {} generated, {} unique states, {} ms",
         outcome.algorithm,
         outcome.heuristic,
-        if outcome.weight > 1.0 { format!(" weight {}", outcome.weight) } else { String::new() },
+        if outcome.weight > 1.0 {
+            format!(" weight {}", outcome.weight)
+        } else {
+            String::new()
+        },
         result.nodes_expanded,
         result.nodes_generated,
-        result.unique_states.map_or("untracked".to_string(), |n| n.to_string()),
+        result
+            .unique_states
+            .map_or("untracked".to_string(), |n| n.to_string()),
         result.elapsed_ms
     );
-    if let (Some(boards), crate::jobs::PuzzleSpec::Sliding(puzzle)) = (&report.boards, &spec.puzzle) {
+    if let (Some(boards), crate::jobs::PuzzleSpec::Sliding(puzzle)) = (&report.boards, &spec.puzzle)
+    {
         let cols = puzzle.geometry().cols;
         for (step, board) in boards.iter().enumerate() {
             let rows: Vec<String> = board
                 .chunks(cols)
-                .map(|row| row.iter().map(|t| format!("{t:>2}")).collect::<Vec<_>>().join(" "))
+                .map(|row| {
+                    row.iter()
+                        .map(|t| format!("{t:>2}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .collect();
             println!("step {}: {}", step + 1, rows.join(" | "));
         }
@@ -297,8 +363,15 @@ struct Instance {
 }
 
 fn read_suite(path: &PathBuf) -> Result<Vec<Instance>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|error| CliError::Read { path: path.display().to_string(), error })?;
-    let suite_error = |line: usize, message: String| CliError::Suite { path: path.display().to_string(), line, message };
+    let text = std::fs::read_to_string(path).map_err(|error| CliError::Read {
+        path: path.display().to_string(),
+        error,
+    })?;
+    let suite_error = |line: usize, message: String| CliError::Suite {
+        path: path.display().to_string(),
+        line,
+        message,
+    };
     let mut instances = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -306,21 +379,39 @@ fn read_suite(path: &PathBuf) -> Result<Vec<Instance>, CliError> {
             continue;
         }
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let (id, numbers) = fields.split_first().ok_or_else(|| suite_error(number + 1, "empty line".into()))?;
+        let (id, numbers) = fields
+            .split_first()
+            .ok_or_else(|| suite_error(number + 1, "empty line".into()))?;
         let values = numbers
             .iter()
-            .map(|t| t.parse::<u64>().map_err(|_| suite_error(number + 1, format!("'{t}' is not a whole number"))))
+            .map(|t| {
+                t.parse::<u64>()
+                    .map_err(|_| suite_error(number + 1, format!("'{t}' is not a whole number")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         // `id` plus a square number of tiles plus the optimal length.
         let side = ((values.len().saturating_sub(1)) as f64).sqrt().round() as usize;
         let (tiles, expected) = if side * side + 1 == values.len() {
-            (values[..values.len() - 1].to_vec(), Some(values[values.len() - 1] as usize))
+            (
+                values[..values.len() - 1].to_vec(),
+                Some(values[values.len() - 1] as usize),
+            )
         } else if side * side == values.len() {
             (values, None)
         } else {
-            return Err(suite_error(number + 1, format!("{} numbers do not form a square board plus a length", values.len())));
+            return Err(suite_error(
+                number + 1,
+                format!(
+                    "{} numbers do not form a square board plus a length",
+                    values.len()
+                ),
+            ));
         };
-        instances.push(Instance { id: id.to_string(), tiles, expected });
+        instances.push(Instance {
+            id: id.to_string(),
+            tiles,
+            expected,
+        });
     }
     Ok(instances)
 }
@@ -361,7 +452,11 @@ fn median(values: &mut [f64]) -> f64 {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 }
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
 }
 
 fn bench(args: BenchArgs) -> Result<i32, CliError> {
@@ -379,7 +474,14 @@ fn bench(args: BenchArgs) -> Result<i32, CliError> {
     } else {
         println!(
             "{} {}: solved {}/{}, total {:.1} ms, median {:.3} ms, {} nodes expanded, tables {:.1} ms",
-            summary.algorithm, summary.heuristic, summary.solved, summary.total, summary.total_ms, summary.median_ms, summary.nodes_expanded, summary.table_ms
+            summary.algorithm,
+            summary.heuristic,
+            summary.solved,
+            summary.total,
+            summary.total_ms,
+            summary.median_ms,
+            summary.nodes_expanded,
+            summary.table_ms
         );
     }
     if summary.wrong_lengths > 0 {
@@ -388,14 +490,27 @@ fn bench(args: BenchArgs) -> Result<i32, CliError> {
     Ok(0)
 }
 
-fn bench_suite(args: &BenchArgs, search: &SearchArgs, instances: &[Instance], tables: &TableStore, print_lines: bool) -> Result<Summary, CliError> {
-    let mut summary = Summary { total: instances.len(), ..Summary::default() };
+fn bench_suite(
+    args: &BenchArgs,
+    search: &SearchArgs,
+    instances: &[Instance],
+    tables: &TableStore,
+    print_lines: bool,
+) -> Result<Summary, CliError> {
+    let mut summary = Summary {
+        total: instances.len(),
+        ..Summary::default()
+    };
     let mut times = Vec::new();
     let mut lengths = Vec::new();
     let mut unique = Vec::new();
     let goal = GoalRequest::Named(args.goal.clone());
     for instance in instances {
-        let puzzle = PuzzleRequest::Sliding { tiles: instance.tiles.clone(), cols: None, goal: Some(goal.clone()) };
+        let puzzle = PuzzleRequest::Sliding {
+            tiles: instance.tiles.clone(),
+            cols: None,
+            goal: Some(goal.clone()),
+        };
         let spec = search.request(puzzle, false).into_spec()?;
         // Table builds and loads are timed apart from the search.
         let started = std::time::Instant::now();
@@ -451,22 +566,40 @@ fn bench_suite(args: &BenchArgs, search: &SearchArgs, instances: &[Instance], ta
         }
     }
     summary.median_ms = median(&mut times);
-    summary.mean_length = if lengths.is_empty() { 0.0 } else { lengths.iter().sum::<f64>() / lengths.len() as f64 };
-    summary.mean_unique_states = (!unique.is_empty()).then(|| unique.iter().sum::<f64>() / unique.len() as f64);
+    summary.mean_length = if lengths.is_empty() {
+        0.0
+    } else {
+        lengths.iter().sum::<f64>() / lengths.len() as f64
+    };
+    summary.mean_unique_states =
+        (!unique.is_empty()).then(|| unique.iter().sum::<f64>() / unique.len() as f64);
     Ok(summary)
 }
 
 /// Every algorithm with every heuristic (BFS ignores heuristics: one row).
-fn bench_matrix(args: &BenchArgs, instances: &[Instance], tables: &TableStore) -> Result<i32, CliError> {
-    let algorithms = ["ida-star", "a-star", "bfs", "greedy-best-first", "enforced-hill-climbing"];
-    let heuristics = ["misplaced", "manhattan", "linear-conflict", "pattern-database"];
+fn bench_matrix(
+    args: &BenchArgs,
+    instances: &[Instance],
+    tables: &TableStore,
+) -> Result<i32, CliError> {
+    let algorithms = AlgorithmChoice::ALL
+        .iter()
+        .filter(|a| **a != AlgorithmChoice::Auto)
+        .map(|a| a.name());
+    let heuristics = &HeuristicChoice::NAMES[1..];
     if !args.json {
-        println!("| algorithm | heuristic | solved | mean length | mean unique states | median ms | total ms |");
+        println!(
+            "| algorithm | heuristic | solved | mean length | mean unique states | median ms | total ms |"
+        );
         println!("|---|---|---|---|---|---|---|");
     }
     let mut wrong = 0;
     for algorithm in algorithms {
-        let row_heuristics: &[&str] = if algorithm == "bfs" { &heuristics[..1] } else { &heuristics };
+        let row_heuristics = if algorithm == "bfs" {
+            &heuristics[..1]
+        } else {
+            heuristics
+        };
         for heuristic in row_heuristics {
             let mut search = args.search.clone();
             search.algorithm = Some(algorithm.to_string());
@@ -483,7 +616,9 @@ fn bench_matrix(args: &BenchArgs, instances: &[Instance], tables: &TableStore) -
                     summary.solved,
                     summary.total,
                     summary.mean_length,
-                    summary.mean_unique_states.map_or("not tracked".to_string(), |u| format!("{u:.0}")),
+                    summary
+                        .mean_unique_states
+                        .map_or("not tracked".to_string(), |u| format!("{u:.0}")),
                     summary.median_ms,
                     summary.total_ms
                 );

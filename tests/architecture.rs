@@ -9,22 +9,35 @@ fn sources(dir: &Path, out: &mut Vec<(String, String)>) {
         if path.is_dir() {
             sources(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push((path.display().to_string(), std::fs::read_to_string(&path).expect("read")));
+            out.push((
+                path.display().to_string(),
+                std::fs::read_to_string(&path).expect("read"),
+            ));
         }
     }
 }
 
 fn assert_layer_avoids(layer: &str, crates: &[&str]) {
     let mut files = Vec::new();
-    sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(layer), &mut files);
+    sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src")
+            .join(layer),
+        &mut files,
+    );
     assert!(!files.is_empty(), "no sources under src/{layer}");
     for (path, text) in &files {
         for name in crates {
             let used = text.lines().any(|line| {
                 let line = line.trim_start();
-                !line.starts_with("//") && (line.contains(&format!("{name}::")) || line.contains(&format!("use {name}")))
+                !line.starts_with("//")
+                    && (line.contains(&format!("{name}::"))
+                        || line.contains(&format!("use {name}")))
             });
-            assert!(!used, "{path} uses {name}, which does not belong in src/{layer}");
+            assert!(
+                !used,
+                "{path} uses {name}, which does not belong in src/{layer}"
+            );
         }
     }
 }
@@ -32,7 +45,19 @@ fn assert_layer_avoids(layer: &str, crates: &[&str]) {
 #[test]
 fn the_engine_and_the_puzzles_do_no_io_and_speak_no_json() {
     for layer in ["search", "puzzles"] {
-        assert_layer_avoids(layer, &["tokio", "sqlx", "axum", "serde", "serde_json", "crate::jobs", "crate::http", "crate::cli"]);
+        assert_layer_avoids(
+            layer,
+            &[
+                "tokio",
+                "sqlx",
+                "axum",
+                "serde",
+                "serde_json",
+                "crate::jobs",
+                "crate::http",
+                "crate::cli",
+            ],
+        );
     }
 }
 

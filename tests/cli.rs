@@ -43,8 +43,14 @@ fn solve_by_flags_prints_an_optimal_plan() {
     assert_eq!(v["result"]["plan"].as_str().map(str::len), Some(31));
     assert_eq!(v["algorithm"], "ida-star");
     assert_eq!(v["heuristic"], "pattern-database");
-    assert!(v["result"]["unique_states"].is_null(), "IDA* does not track states");
-    assert!(v["result"].get("boards").is_none(), "boards only when asked");
+    assert!(
+        v["result"]["unique_states"].is_null(),
+        "IDA* does not track states"
+    );
+    assert!(
+        v["result"].get("boards").is_none(),
+        "boards only when asked"
+    );
 }
 
 #[test]
@@ -57,18 +63,37 @@ fn solve_reads_a_json_request_from_stdin() {
     let v = json(&output);
     assert_eq!(v["status"], "solved");
     assert_eq!(v["result"]["plan"], "l");
-    assert_eq!(v["result"]["boards"], serde_json::json!([[0, 1, 2, 3, 4, 5]]));
-    assert_eq!(v["result"]["unique_states"].as_u64().map(|n| n >= 2), Some(true));
+    assert_eq!(
+        v["result"]["boards"],
+        serde_json::json!([[0, 1, 2, 3, 4, 5]])
+    );
+    assert_eq!(
+        v["result"]["unique_states"].as_u64().map(|n| n >= 2),
+        Some(true)
+    );
 }
 
 #[test]
 fn human_output_lists_boards_and_statistics() {
-    let output = puzzled(&["solve", "--tiles", "1 2 3 4 5 6 7 0 8", "--boards", "--heuristic", "manhattan"], None);
+    let output = puzzled(
+        &[
+            "solve",
+            "--tiles",
+            "1 2 3 4 5 6 7 0 8",
+            "--boards",
+            "--heuristic",
+            "manhattan",
+        ],
+        None,
+    );
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("solved: 1 moves (optimal)"), "{text}");
     assert!(text.contains("plan: r"), "{text}");
-    assert!(text.contains("step 1:  1  2  3 |  4  5  6 |  7  8  0"), "{text}");
+    assert!(
+        text.contains("step 1:  1  2  3 |  4  5  6 |  7  8  0"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -78,10 +103,27 @@ fn outcomes_without_a_plan_exit_1_and_say_why() {
     assert_eq!(json(&unsolvable)["status"], "unsolvable");
 
     let korf88 = "15 2 12 11 14 13 9 5 1 3 8 7 0 10 6 4";
-    let limited = puzzled(&["solve", "--tiles", korf88, "--goal", "blank-first", "--heuristic", "manhattan", "--max-nodes", "5000", "--json"], None);
+    let limited = puzzled(
+        &[
+            "solve",
+            "--tiles",
+            korf88,
+            "--goal",
+            "blank-first",
+            "--heuristic",
+            "manhattan",
+            "--max-nodes",
+            "5000",
+            "--json",
+        ],
+        None,
+    );
     assert_eq!(limited.status.code(), Some(1));
     let v = json(&limited);
-    assert_eq!((v["status"].as_str(), v["reason"].as_str()), (Some("exhausted"), Some("node_limit")));
+    assert_eq!(
+        (v["status"].as_str(), v["reason"].as_str()),
+        (Some("exhausted"), Some("node_limit"))
+    );
     assert_eq!(v["result"]["nodes_expanded"], 5000);
     assert!(v["result"]["plan"].is_null());
 }
@@ -89,31 +131,142 @@ fn outcomes_without_a_plan_exit_1_and_say_why() {
 #[test]
 fn bad_input_gets_one_line_naming_the_problem_and_exit_2() {
     let cases: &[(&[&str], Option<&str>, &str)] = &[
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 8"], None, "8 tiles do not form a square board"),
-        (&["solve", "--tiles", "1 2 3 4 5 0", "--cols", "4"], None, "6 tiles do not fill whole rows of 4 columns"),
-        (&["solve", "--tiles", "1 2 3 4 4 6 7 8 0"], None, "tile 4 appears more than once"),
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 8 9"], None, "tile 9 is out of range"),
-        (&["solve", "--tiles", "1 2 x 4 5 6 7 8 0"], None, "'x' (item 3) is not a whole number"),
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 8 0", "--goal", "0 1 2 3"], None, "goal: has 4 tiles, but the board needs 9"),
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 8 0", "--goal", "0 1 1 2 3 4 5 6 7"], None, "goal: tile 1 appears more than once"),
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 8 0", "--algorithm", "dfs"], None, "unknown algorithm 'dfs'"),
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 8 0", "--heuristic", "magic"], None, "unknown heuristic 'magic'"),
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 8 0", "--weight", "0.5"], None, "weight must be a number of at least 1"),
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 0 8", "--heuristic", "pattern-database", "--cols", "3", "--partition", "6-6-3"], None, "6-6-3 is defined for 4x4 boards"),
-        (&["solve", "--tiles", "1 2 3 4 5 6 7 8 9 10 11 0", "--cols", "4", "--heuristic", "pattern-database"], None, "pattern databases are laid out for"),
+        (
+            &["solve", "--tiles", "1 2 3 4 5 6 7 8"],
+            None,
+            "8 tiles do not form a square board",
+        ),
+        (
+            &["solve", "--tiles", "1 2 3 4 5 0", "--cols", "4"],
+            None,
+            "6 tiles do not fill whole rows of 4 columns",
+        ),
+        (
+            &["solve", "--tiles", "1 2 3 4 4 6 7 8 0"],
+            None,
+            "tile 4 appears more than once",
+        ),
+        (
+            &["solve", "--tiles", "1 2 3 4 5 6 7 8 9"],
+            None,
+            "tile 9 is out of range",
+        ),
+        (
+            &["solve", "--tiles", "1 2 x 4 5 6 7 8 0"],
+            None,
+            "'x' (item 3) is not a whole number",
+        ),
+        (
+            &["solve", "--tiles", "1 2 3 4 5 6 7 8 0", "--goal", "0 1 2 3"],
+            None,
+            "goal: has 4 tiles, but the board needs 9",
+        ),
+        (
+            &[
+                "solve",
+                "--tiles",
+                "1 2 3 4 5 6 7 8 0",
+                "--goal",
+                "0 1 1 2 3 4 5 6 7",
+            ],
+            None,
+            "goal: tile 1 appears more than once",
+        ),
+        (
+            &[
+                "solve",
+                "--tiles",
+                "1 2 3 4 5 6 7 8 0",
+                "--algorithm",
+                "dfs",
+            ],
+            None,
+            "unknown algorithm 'dfs'",
+        ),
+        (
+            &[
+                "solve",
+                "--tiles",
+                "1 2 3 4 5 6 7 8 0",
+                "--heuristic",
+                "magic",
+            ],
+            None,
+            "unknown heuristic 'magic'",
+        ),
+        (
+            &["solve", "--tiles", "1 2 3 4 5 6 7 8 0", "--weight", "0.5"],
+            None,
+            "weight must be a number of at least 1",
+        ),
+        (
+            &[
+                "solve",
+                "--tiles",
+                "1 2 3 4 5 6 7 0 8",
+                "--heuristic",
+                "pattern-database",
+                "--cols",
+                "3",
+                "--partition",
+                "6-6-3",
+            ],
+            None,
+            "6-6-3 is defined for 4x4 boards",
+        ),
+        (
+            &[
+                "solve",
+                "--tiles",
+                "1 2 3 4 5 6 7 8 9 10 11 0",
+                "--cols",
+                "4",
+                "--heuristic",
+                "pattern-database",
+            ],
+            None,
+            "pattern databases are laid out for",
+        ),
         (&["solve"], None, "give a puzzle"),
-        (&["solve", "-"], Some("{\"puzzle\": "), "invalid JSON request"),
-        (&["solve", "-"], Some(r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"colour":"red"}"#), "unknown field `colour`"),
-        (&["solve", "-"], Some(r#"{"puzzle":{"type":"chess","tiles":[1,2,3,0]}}"#), "unknown variant `chess`"),
-        (&["solve", "-"], Some(r#"{"puzzle":{"type":"sliding","tiles":[1,2,-3,0]}}"#), "invalid JSON request"),
-        (&["bench", "--suite", "/nonexistent/suite.txt"], None, "cannot read /nonexistent/suite.txt"),
+        (
+            &["solve", "-"],
+            Some("{\"puzzle\": "),
+            "invalid JSON request",
+        ),
+        (
+            &["solve", "-"],
+            Some(r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"colour":"red"}"#),
+            "unknown field `colour`",
+        ),
+        (
+            &["solve", "-"],
+            Some(r#"{"puzzle":{"type":"chess","tiles":[1,2,3,0]}}"#),
+            "unknown variant `chess`",
+        ),
+        (
+            &["solve", "-"],
+            Some(r#"{"puzzle":{"type":"sliding","tiles":[1,2,-3,0]}}"#),
+            "invalid JSON request",
+        ),
+        (
+            &["bench", "--suite", "/nonexistent/suite.txt"],
+            None,
+            "cannot read /nonexistent/suite.txt",
+        ),
     ];
     for (args, stdin, message) in cases {
         let output = puzzled(args, *stdin);
         let err = stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(message), "{args:?}: got '{err}', want '{message}'");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line, got '{err}'");
+        assert!(
+            err.contains(message),
+            "{args:?}: got '{err}', want '{message}'"
+        );
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{args:?}: one line, got '{err}'"
+        );
         assert!(!err.contains("panicked"), "{args:?}");
     }
 }
@@ -126,16 +279,31 @@ fn write_suite(name: &str, text: &str) -> std::path::PathBuf {
 
 #[test]
 fn bench_reports_each_instance_and_a_summary() {
-    let suite = write_suite("suite", "# two 8-puzzles\n1 8 6 7 2 5 4 3 0 1 31\n2 1 2 3 4 5 6 0 7 8 2\n");
-    let output = puzzled(&["bench", "--suite", suite.to_str().expect("path"), "--json"], None);
+    let suite = write_suite(
+        "suite",
+        "# two 8-puzzles\n1 8 6 7 2 5 4 3 0 1 31\n2 1 2 3 4 5 6 0 7 8 2\n",
+    );
+    let output = puzzled(
+        &["bench", "--suite", suite.to_str().expect("path"), "--json"],
+        None,
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["id"], "1");
-    assert_eq!((lines[0]["length"].as_u64(), lines[0]["expected"].as_u64()), (Some(31), Some(31)));
+    assert_eq!(
+        (lines[0]["length"].as_u64(), lines[0]["expected"].as_u64()),
+        (Some(31), Some(31))
+    );
     assert_eq!(lines[1]["plan"], "rr");
     let summary = &lines[2]["summary"];
-    assert_eq!((summary["solved"].as_u64(), summary["total"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(
+        (summary["solved"].as_u64(), summary["total"].as_u64()),
+        (Some(2), Some(2))
+    );
     assert!(summary["median_ms"].is_number() && summary["total_ms"].is_number());
 }
 
@@ -144,9 +312,26 @@ fn bench_fails_when_an_optimal_claim_contradicts_the_suite() {
     let suite = write_suite("wrong", "1 1 2 3 4 5 6 0 7 8 3\n");
     let output = puzzled(&["bench", "--suite", suite.to_str().expect("path")], None);
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("1 claimed-optimal solution(s) differ"), "{}", stderr(&output));
-    let output = puzzled(&["bench", "--suite", suite.to_str().expect("path"), "--algorithm", "greedy-best-first"], None);
-    assert_eq!(output.status.code(), Some(0), "greedy makes no optimality claim");
+    assert!(
+        stderr(&output).contains("1 claimed-optimal solution(s) differ"),
+        "{}",
+        stderr(&output)
+    );
+    let output = puzzled(
+        &[
+            "bench",
+            "--suite",
+            suite.to_str().expect("path"),
+            "--algorithm",
+            "greedy-best-first",
+        ],
+        None,
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "greedy makes no optimality claim"
+    );
 }
 
 #[test]
@@ -154,15 +339,33 @@ fn bench_rejects_a_malformed_suite_line_with_its_line_number() {
     let suite = write_suite("malformed", "# header\n1 1 2 3 4 5 6 0 7 8 2\n2 1 2 3 x\n");
     let output = puzzled(&["bench", "--suite", suite.to_str().expect("path")], None);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains(":3: 'x' is not a whole number"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(":3: 'x' is not a whole number"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
 fn bench_matrix_compares_every_algorithm_and_heuristic() {
     let suite = write_suite("matrix", "1 1 2 3 4 5 6 0 7 8 2\n2 4 1 3 0 2 6 7 5 8 5\n");
-    let output = puzzled(&["bench", "--suite", suite.to_str().expect("path"), "--matrix"], None);
+    let output = puzzled(
+        &[
+            "bench",
+            "--suite",
+            suite.to_str().expect("path"),
+            "--matrix",
+        ],
+        None,
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = String::from_utf8_lossy(&output.stdout);
     // Four heuristics for four algorithms, one row for breadth-first search.
-    assert_eq!(text.lines().filter(|l| l.starts_with("| ") && l.contains("2/2")).count(), 17, "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("| ") && l.contains("2/2"))
+            .count(),
+        17,
+        "{text}"
+    );
 }

@@ -16,7 +16,10 @@ fn suite(path: &Path) -> Vec<(String, Vec<u64>, usize)> {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            let numbers: Vec<u64> = fields[1..].iter().map(|t| t.parse().expect("number")).collect();
+            let numbers: Vec<u64> = fields[1..]
+                .iter()
+                .map(|t| t.parse().expect("number"))
+                .collect();
             let (length, tiles) = numbers.split_last().expect("fields");
             (fields[0].to_string(), tiles.to_vec(), *length as usize)
         })
@@ -32,7 +35,10 @@ fn korf100() -> Vec<(String, Vec<u64>, usize)> {
 }
 
 fn spec(json: serde_json::Value) -> JobSpec {
-    serde_json::from_value::<JobRequest>(json).expect("request shape").into_spec().expect("valid request")
+    serde_json::from_value::<JobRequest>(json)
+        .expect("request shape")
+        .into_spec()
+        .expect("valid request")
 }
 
 fn run(spec: &JobSpec) -> JobReport {
@@ -63,8 +69,19 @@ fn play(tiles: &[u64], cols: usize, plan: &str) -> Vec<u64> {
 #[test]
 fn every_algorithm_and_heuristic_solves_8_puzzles_legally_and_optimal_ones_optimally() {
     let goal: Vec<u64> = vec![1, 2, 3, 4, 5, 6, 7, 8, 0];
-    let algorithms = ["ida-star", "a-star", "bfs", "greedy-best-first", "enforced-hill-climbing"];
-    let heuristics = ["misplaced", "manhattan", "linear-conflict", "pattern-database"];
+    let algorithms = [
+        "ida-star",
+        "a-star",
+        "bfs",
+        "greedy-best-first",
+        "enforced-hill-climbing",
+    ];
+    let heuristics = [
+        "misplaced",
+        "manhattan",
+        "linear-conflict",
+        "pattern-database",
+    ];
     for (id, tiles, optimal) in eight_puzzles().into_iter().step_by(10) {
         for algorithm in algorithms {
             for heuristic in heuristics {
@@ -72,11 +89,22 @@ fn every_algorithm_and_heuristic_solves_8_puzzles_legally_and_optimal_ones_optim
                     "puzzle": {"type": "sliding", "tiles": tiles},
                     "algorithm": algorithm, "heuristic": heuristic,
                 })));
-                assert_eq!(report.status, JobStatus::Solved, "#{id} {algorithm} {heuristic}");
+                assert_eq!(
+                    report.status,
+                    JobStatus::Solved,
+                    "#{id} {algorithm} {heuristic}"
+                );
                 let plan = report.plan.as_ref().expect("plan");
-                assert_eq!(play(&tiles, 3, &plan.text), goal, "#{id} {algorithm} {heuristic}: plan does not reach the goal");
+                assert_eq!(
+                    play(&tiles, 3, &plan.text),
+                    goal,
+                    "#{id} {algorithm} {heuristic}: plan does not reach the goal"
+                );
                 let claims_optimal = matches!(algorithm, "ida-star" | "a-star" | "bfs");
-                assert_eq!(report.optimal, claims_optimal, "#{id} {algorithm} {heuristic}");
+                assert_eq!(
+                    report.optimal, claims_optimal,
+                    "#{id} {algorithm} {heuristic}"
+                );
                 if claims_optimal {
                     assert_eq!(plan.length, optimal, "#{id} {algorithm} {heuristic}");
                 } else {
@@ -90,9 +118,15 @@ fn every_algorithm_and_heuristic_solves_8_puzzles_legally_and_optimal_ones_optim
 #[test]
 fn the_exact_table_answers_every_8_puzzle_optimally_along_a_single_path() {
     for (id, tiles, optimal) in eight_puzzles() {
-        let report = run(&spec(serde_json::json!({"puzzle": {"type": "sliding", "tiles": tiles}})));
+        let report = run(&spec(
+            serde_json::json!({"puzzle": {"type": "sliding", "tiles": tiles}}),
+        ));
         assert!(report.optimal, "#{id}");
-        assert_eq!(report.plan.as_ref().map(|p| p.length), Some(optimal), "#{id}");
+        assert_eq!(
+            report.plan.as_ref().map(|p| p.length),
+            Some(optimal),
+            "#{id}"
+        );
         // A perfect heuristic expands only the nodes on the path.
         assert_eq!(report.stats.nodes_expanded, optimal as u64, "#{id}");
     }
@@ -111,19 +145,29 @@ fn easy_korf_instances_are_solved_optimally_with_linear_conflict() {
         assert!(report.optimal);
         let plan = report.plan.expect("plan");
         assert_eq!(plan.length, *optimal, "#{id}");
-        assert_eq!(play(tiles, 4, &plan.text), (0..16).collect::<Vec<u64>>(), "#{id}");
+        assert_eq!(
+            play(tiles, 4, &plan.text),
+            (0..16).collect::<Vec<u64>>(),
+            "#{id}"
+        );
     }
 }
 
 #[test]
 fn unsolvable_boards_are_answered_without_searching() {
-    let report = run(&spec(serde_json::json!({"puzzle": {"type": "sliding", "tiles": [2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0]}})));
+    let report = run(&spec(
+        serde_json::json!({"puzzle": {"type": "sliding", "tiles": [2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0]}}),
+    ));
     assert_eq!(report.status, JobStatus::Unsolvable);
     assert_eq!(report.stats.nodes_expanded, 0);
 }
 
 fn hardest_korf() -> Vec<u64> {
-    korf100().into_iter().find(|(id, ..)| id == "88").expect("#88").1
+    korf100()
+        .into_iter()
+        .find(|(id, ..)| id == "88")
+        .expect("#88")
+        .1
 }
 
 #[test]
@@ -132,11 +176,18 @@ fn a_node_limit_stops_a_hard_search_exactly_with_statistics() {
         "puzzle": {"type": "sliding", "tiles": hardest_korf(), "goal": "blank-first"},
         "algorithm": "ida-star", "heuristic": "manhattan", "limits": {"max_nodes": 20000},
     })));
-    assert_eq!(report.status, JobStatus::Exhausted(ExhaustedReason::NodeLimit));
+    assert_eq!(
+        report.status,
+        JobStatus::Exhausted(ExhaustedReason::NodeLimit)
+    );
     assert_eq!(report.stats.nodes_expanded, 20000);
     assert!(report.stats.nodes_generated > 20000);
     // IDA*'s threshold never passes the optimal length (65) before it finds a plan.
-    assert!(report.stats.bound.is_some_and(|b| b > 0 && b <= 65), "{:?}", report.stats.bound);
+    assert!(
+        report.stats.bound.is_some_and(|b| b > 0 && b <= 65),
+        "{:?}",
+        report.stats.bound
+    );
     assert!(report.plan.is_none() && !report.optimal);
 }
 
@@ -146,7 +197,10 @@ fn a_timeout_stops_a_hard_search() {
         "puzzle": {"type": "sliding", "tiles": hardest_korf(), "goal": "blank-first"},
         "algorithm": "a-star", "heuristic": "misplaced", "limits": {"timeout_ms": 1},
     })));
-    assert_eq!(report.status, JobStatus::Exhausted(ExhaustedReason::Timeout));
+    assert_eq!(
+        report.status,
+        JobStatus::Exhausted(ExhaustedReason::Timeout)
+    );
     assert!(report.stats.nodes_expanded > 0);
     assert!(report.stats.unique_states.is_some_and(|u| u > 0));
 }
@@ -174,7 +228,9 @@ fn cancelling_a_running_job_stops_it_promptly_with_statistics() {
     let cancel = CancelFlag::new();
     let (tx, rx) = mpsc::channel();
     let (done_tx, done_rx) = mpsc::channel();
-    let sink = CancelOnFirstReport { tx: std::sync::Mutex::new(Some((tx, done_rx))) };
+    let sink = CancelOnFirstReport {
+        tx: std::sync::Mutex::new(Some((tx, done_rx))),
+    };
     let canceller = {
         let cancel = cancel.clone();
         std::thread::spawn(move || {
@@ -184,7 +240,10 @@ fn cancelling_a_running_job_stops_it_promptly_with_statistics() {
             nodes
         })
     };
-    let progress = puzzled::jobs::run::Progress { sink: &sink, interval: Duration::ZERO };
+    let progress = puzzled::jobs::run::Progress {
+        sink: &sink,
+        interval: Duration::ZERO,
+    };
     let report = run_job(&job, &TableStore::new(None), cancel, Some(progress)).expect("runs");
     let nodes_at_cancel = canceller.join().expect("canceller");
     assert_eq!(report.status, JobStatus::Cancelled);

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::jobs::{AlgorithmChoice, HeuristicChoice, JobLimits, JobReport, JobSpec, JobStatus, Objective, PuzzleSpec};
+use crate::jobs::{
+    AlgorithmChoice, HeuristicChoice, JobLimits, JobReport, JobSpec, JobStatus, Objective,
+    PuzzleSpec,
+};
 use crate::puzzles::sliding::pdb::PartitionKind;
 use crate::puzzles::sliding::{BoardError, GoalSpec, SlidingPuzzle};
 use crate::search::Weight;
@@ -68,7 +71,11 @@ pub enum RequestError {
     #[error("puzzle: {0}")]
     Board(#[from] BoardError),
     #[error("unknown {field} '{value}'; expected one of: {expected}")]
-    UnknownName { field: &'static str, value: String, expected: String },
+    UnknownName {
+        field: &'static str,
+        value: String,
+        expected: String,
+    },
     #[error("weight must be a number of at least 1, not {0}")]
     BadWeight(f64),
     #[error("partition is only meaningful with heuristic pattern-database")]
@@ -76,7 +83,11 @@ pub enum RequestError {
 }
 
 fn unknown(field: &'static str, value: &str, expected: &[&str]) -> RequestError {
-    RequestError::UnknownName { field, value: value.to_string(), expected: expected.join(", ") }
+    RequestError::UnknownName {
+        field,
+        value: value.to_string(),
+        expected: expected.join(", "),
+    }
 }
 
 pub fn parse_goal(text: &str) -> Result<GoalSpec, BoardError> {
@@ -103,27 +114,35 @@ impl JobRequest {
         let algorithm_names: Vec<&str> = AlgorithmChoice::ALL.iter().map(|a| a.name()).collect();
         let algorithm = match self.algorithm.as_deref() {
             None => AlgorithmChoice::Auto,
-            Some(name) => AlgorithmChoice::parse(name).ok_or_else(|| unknown("algorithm", name, &algorithm_names))?,
+            Some(name) => AlgorithmChoice::parse(name)
+                .ok_or_else(|| unknown("algorithm", name, &algorithm_names))?,
         };
         let partition_names = ["7-8", "6-6-3", "6-6-6-6"];
         let partition = match self.partition.as_deref() {
             None => None,
-            Some(name) => Some(PartitionKind::parse(name).ok_or_else(|| unknown("partition", name, &partition_names))?),
+            Some(name) => Some(
+                PartitionKind::parse(name)
+                    .ok_or_else(|| unknown("partition", name, &partition_names))?,
+            ),
         };
         let heuristic = match self.heuristic.as_deref() {
             None => HeuristicChoice::Auto,
-            Some(name) => HeuristicChoice::parse(name, partition).ok_or_else(|| unknown("heuristic", name, &HeuristicChoice::NAMES))?,
+            Some(name) => HeuristicChoice::parse(name, partition)
+                .ok_or_else(|| unknown("heuristic", name, &HeuristicChoice::NAMES))?,
         };
         if partition.is_some() && !matches!(heuristic, HeuristicChoice::PatternDatabase(_)) {
             return Err(RequestError::PartitionWithoutPdb);
         }
         let objective = match self.objective.as_deref() {
             None => Objective::Optimal,
-            Some(name) => Objective::parse(name).ok_or_else(|| unknown("objective", name, &["optimal", "any"]))?,
+            Some(name) => Objective::parse(name)
+                .ok_or_else(|| unknown("objective", name, &["optimal", "any"]))?,
         };
         let weight = match self.weight {
             None => None,
-            Some(w) if w.is_finite() && (1.0..=100.0).contains(&w) => Some(Weight::from_percent((w * 100.0).round() as u32)),
+            Some(w) if w.is_finite() && (1.0..=100.0).contains(&w) => {
+                Some(Weight::from_percent((w * 100.0).round() as u32))
+            }
             Some(w) => return Err(RequestError::BadWeight(w)),
         };
         Ok(JobSpec {
@@ -182,7 +201,10 @@ impl From<&JobReport> for JobOutcome {
         let (reason, error) = match &report.status {
             JobStatus::Exhausted(reason) => (Some(reason.name().to_string()), None),
             // Internal details stay in the logs; clients get a plain sentence.
-            JobStatus::Failed(_) => (None, Some("internal error while solving; the job was not completed".to_string())),
+            JobStatus::Failed(_) => (
+                None,
+                Some("internal error while solving; the job was not completed".to_string()),
+            ),
             _ => (None, None),
         };
         JobOutcome {

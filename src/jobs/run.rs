@@ -11,7 +11,9 @@ use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
 use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
 use crate::puzzles::sliding::{self, Evaluator, Geometry, SlidingDomain, SlidingPuzzle};
-use crate::search::{self, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight};
+use crate::search::{
+    self, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight,
+};
 
 /// Heuristic weight `auto` uses for the `any` objective on boards without tables.
 pub const AUTO_ANY_WEIGHT: u32 = 300;
@@ -19,7 +21,12 @@ pub const AUTO_ANY_WEIGHT: u32 = 300;
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
     #[error("heuristic {heuristic} is not available for a {rows}x{cols} board: {why}")]
-    HeuristicUnavailable { heuristic: &'static str, rows: usize, cols: usize, why: String },
+    HeuristicUnavailable {
+        heuristic: &'static str,
+        rows: usize,
+        cols: usize,
+        why: String,
+    },
     #[error(transparent)]
     Table(#[from] TableError),
 }
@@ -111,8 +118,15 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
         other => other,
     };
     // Parity proves an unsolvable board at once; it needs no tables built for it.
-    let evaluator = if puzzle.is_solvable() { sliding_evaluator(puzzle, heuristic, tables)? } else { Evaluator::Misplaced };
-    let strong_tables = matches!(evaluator, Evaluator::Exact(_) | Evaluator::PatternDatabase(_));
+    let evaluator = if puzzle.is_solvable() {
+        sliding_evaluator(puzzle, heuristic, tables)?
+    } else {
+        Evaluator::Misplaced
+    };
+    let strong_tables = matches!(
+        evaluator,
+        Evaluator::Exact(_) | Evaluator::PatternDatabase(_)
+    );
     let algorithm = match spec.algorithm {
         AlgorithmChoice::Auto => AlgorithmChoice::IdaStar,
         other => other,
@@ -120,7 +134,9 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
     let weight = match (spec.weight, spec.algorithm, spec.objective) {
         (Some(weight), _, _) => weight,
         // With strong tables optimal answers are fast anyway; otherwise trade length for time.
-        (None, AlgorithmChoice::Auto, Objective::Any) if !strong_tables || geometry.cells() > 16 => {
+        (None, AlgorithmChoice::Auto, Objective::Any)
+            if !strong_tables || geometry.cells() > 16 =>
+        {
             Weight::from_percent(AUTO_ANY_WEIGHT)
         }
         (None, _, _) => Weight::ONE,
@@ -131,7 +147,12 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
     } else {
         algorithm
     };
-    Ok(Resolved { algorithm, heuristic, weight, evaluator })
+    Ok(Resolved {
+        algorithm,
+        heuristic,
+        weight,
+        evaluator,
+    })
 }
 
 fn auto_heuristic(puzzle: &SlidingPuzzle) -> HeuristicChoice {
@@ -146,19 +167,35 @@ fn auto_heuristic(puzzle: &SlidingPuzzle) -> HeuristicChoice {
 
 /// The default partition for a board: on 4×4, 7-8 once its tables exist (they take
 /// minutes to build; `puzzled tables build` makes them) and 6-6-3 until then; 6-6-6-6 on 5×5.
-pub fn default_partition(geometry: Geometry, blank_goal: usize, tables: &TableStore) -> Option<PartitionKind> {
+pub fn default_partition(
+    geometry: Geometry,
+    blank_goal: usize,
+    tables: &TableStore,
+) -> Option<PartitionKind> {
     match (geometry.rows, geometry.cols) {
         (4, 4) => {
             let strong = Partition::standard(PartitionKind::SevenEight, geometry, blank_goal)
-                .is_ok_and(|p| p.patterns.iter().all(|cells| tables.has_pattern_db(geometry, cells)));
-            Some(if strong { PartitionKind::SevenEight } else { PartitionKind::SixSixThree })
+                .is_ok_and(|p| {
+                    p.patterns
+                        .iter()
+                        .all(|cells| tables.has_pattern_db(geometry, cells))
+                });
+            Some(if strong {
+                PartitionKind::SevenEight
+            } else {
+                PartitionKind::SixSixThree
+            })
         }
         (5, 5) => Some(PartitionKind::SixSixSixSix),
         _ => None,
     }
 }
 
-fn sliding_evaluator(puzzle: &SlidingPuzzle, heuristic: HeuristicChoice, tables: &TableStore) -> Result<Evaluator, JobError> {
+fn sliding_evaluator(
+    puzzle: &SlidingPuzzle,
+    heuristic: HeuristicChoice,
+    tables: &TableStore,
+) -> Result<Evaluator, JobError> {
     let geometry = puzzle.geometry();
     Ok(match heuristic {
         HeuristicChoice::Auto => unreachable!("resolved above"),
@@ -178,15 +215,31 @@ fn sliding_evaluator(puzzle: &SlidingPuzzle, heuristic: HeuristicChoice, tables:
             let blank_goal = puzzle.goal().iter().position(|&t| t == 0).unwrap_or(0);
             let kind = kind
                 .or_else(|| default_partition(geometry, blank_goal, tables))
-                .ok_or_else(|| unavailable("pattern databases are laid out for 3x3 (exact), 4x4 and 5x5 boards".into()))?;
-            let partition = Partition::standard(kind, geometry, blank_goal).map_err(|e| unavailable(e.to_string()))?;
+                .ok_or_else(|| {
+                    unavailable(
+                        "pattern databases are laid out for 3x3 (exact), 4x4 and 5x5 boards".into(),
+                    )
+                })?;
+            let partition = Partition::standard(kind, geometry, blank_goal)
+                .map_err(|e| unavailable(e.to_string()))?;
             // Tables build independently: one thread each, so a cold start waits for the largest.
             let dbs = std::thread::scope(|scope| {
-                let builds: Vec<_> =
-                    partition.patterns.iter().map(|cells| scope.spawn(move || tables.pattern_db(geometry, cells))).collect();
-                builds.into_iter().map(|build| build.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect::<Result<Vec<_>, _>>()
+                let builds: Vec<_> = partition
+                    .patterns
+                    .iter()
+                    .map(|cells| scope.spawn(move || tables.pattern_db(geometry, cells)))
+                    .collect();
+                builds
+                    .into_iter()
+                    .map(|build| {
+                        build
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
             })?;
-            let set = PdbSet::new(geometry, puzzle.goal(), partition, dbs).map_err(|e| unavailable(e.to_string()))?;
+            let set = PdbSet::new(geometry, puzzle.goal(), partition, dbs)
+                .map_err(|e| unavailable(e.to_string()))?;
             Evaluator::PatternDatabase(Arc::new(set))
         }
     })
@@ -209,7 +262,12 @@ pub struct Progress<'a> {
 }
 
 /// Runs a resolved job. Every plan is replayed by the validator before it is reported.
-pub fn run_resolved(spec: &JobSpec, resolved: &Resolved, cancel: CancelFlag, progress: Option<Progress>) -> JobReport {
+pub fn run_resolved(
+    spec: &JobSpec,
+    resolved: &Resolved,
+    cancel: CancelFlag,
+    progress: Option<Progress>,
+) -> JobReport {
     let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
     let limits = Limits {
         max_nodes: spec.limits.max_nodes,
@@ -221,7 +279,11 @@ pub fn run_resolved(spec: &JobSpec, resolved: &Resolved, cancel: CancelFlag, pro
         budget = budget.with_progress(progress.sink, progress.interval);
     }
     let domain = SlidingDomain::new(puzzle, resolved.evaluator.clone());
-    let report = search::solve(&domain, search_algorithm(resolved.algorithm, resolved.weight), &mut budget);
+    let report = search::solve(
+        &domain,
+        search_algorithm(resolved.algorithm, resolved.weight),
+        &mut budget,
+    );
     let mut job = JobReport {
         status: JobStatus::Solved,
         algorithm: resolved.algorithm,
@@ -237,10 +299,16 @@ pub fn run_resolved(spec: &JobSpec, resolved: &Resolved, cancel: CancelFlag, pro
             let text = sliding::plan_text(&solution.actions);
             let replay = sliding::replay(puzzle, &text, spec.include_boards);
             if !replay.solved {
-                JobStatus::Failed(format!("internal error: the plan failed its replay ({:?})", replay.error))
+                JobStatus::Failed(format!(
+                    "internal error: the plan failed its replay ({:?})",
+                    replay.error
+                ))
             } else {
                 job.optimal = report.proved_optimal;
-                job.plan = Some(Plan { length: replay.length, text });
+                job.plan = Some(Plan {
+                    length: replay.length,
+                    text,
+                });
                 job.boards = spec.include_boards.then_some(replay.boards);
                 JobStatus::Solved
             }
@@ -256,7 +324,12 @@ pub fn run_resolved(spec: &JobSpec, resolved: &Resolved, cancel: CancelFlag, pro
 }
 
 /// Resolves and runs a job.
-pub fn run_job(spec: &JobSpec, tables: &TableStore, cancel: CancelFlag, progress: Option<Progress>) -> Result<JobReport, JobError> {
+pub fn run_job(
+    spec: &JobSpec,
+    tables: &TableStore,
+    cancel: CancelFlag,
+    progress: Option<Progress>,
+) -> Result<JobReport, JobError> {
     let resolved = resolve(spec, tables)?;
     Ok(run_resolved(spec, &resolved, cancel, progress))
 }

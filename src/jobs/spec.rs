@@ -62,7 +62,13 @@ pub enum HeuristicChoice {
 }
 
 impl HeuristicChoice {
-    pub const NAMES: [&'static str; 5] = ["auto", "misplaced", "manhattan", "linear-conflict", "pattern-database"];
+    pub const NAMES: [&'static str; 5] = [
+        "auto",
+        "misplaced",
+        "manhattan",
+        "linear-conflict",
+        "pattern-database",
+    ];
 
     pub fn name(self) -> &'static str {
         match self {

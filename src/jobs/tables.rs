@@ -21,8 +21,14 @@ pub enum TableError {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum TableKey {
-    Pattern { geometry: Geometry, goal_cells: Vec<u8> },
-    Exact { geometry: Geometry, goal: Vec<u8> },
+    Pattern {
+        geometry: Geometry,
+        goal_cells: Vec<u8>,
+    },
+    Exact {
+        geometry: Geometry,
+        goal: Vec<u8>,
+    },
 }
 
 #[derive(Clone)]
@@ -51,7 +57,11 @@ pub struct TableStore {
 impl TableStore {
     /// Tables are cached under `dir`; `None` keeps them in memory only.
     pub fn new(dir: Option<PathBuf>) -> TableStore {
-        TableStore { dir, slots: Mutex::new(HashMap::new()), events: Mutex::new(Vec::new()) }
+        TableStore {
+            dir,
+            slots: Mutex::new(HashMap::new()),
+            events: Mutex::new(Vec::new()),
+        }
     }
 
     pub fn dir(&self) -> Option<&Path> {
@@ -64,7 +74,16 @@ impl TableStore {
     }
 
     fn pattern_name(geometry: Geometry, goal_cells: &[u8]) -> String {
-        format!("pdb-{}x{}-{}", geometry.rows, geometry.cols, goal_cells.iter().map(u8::to_string).collect::<Vec<_>>().join("."))
+        format!(
+            "pdb-{}x{}-{}",
+            geometry.rows,
+            geometry.cols,
+            goal_cells
+                .iter()
+                .map(u8::to_string)
+                .collect::<Vec<_>>()
+                .join(".")
+        )
     }
 
     fn path(&self, name: &str) -> Option<PathBuf> {
@@ -73,13 +92,31 @@ impl TableStore {
 
     /// True when the table is in memory or cached on disk, so using it costs no build.
     pub fn has_pattern_db(&self, geometry: Geometry, goal_cells: &[u8]) -> bool {
-        let key = TableKey::Pattern { geometry, goal_cells: goal_cells.to_vec() };
-        let in_memory = self.slots.lock().unwrap_or_else(|e| e.into_inner()).get(&key).is_some_and(|slot| slot.get().is_some_and(Result::is_ok));
-        in_memory || self.path(&Self::pattern_name(geometry, goal_cells)).is_some_and(|p| p.is_file())
+        let key = TableKey::Pattern {
+            geometry,
+            goal_cells: goal_cells.to_vec(),
+        };
+        let in_memory = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .is_some_and(|slot| slot.get().is_some_and(Result::is_ok));
+        in_memory
+            || self
+                .path(&Self::pattern_name(geometry, goal_cells))
+                .is_some_and(|p| p.is_file())
     }
 
-    pub fn pattern_db(&self, geometry: Geometry, goal_cells: &[u8]) -> Result<Arc<PatternDb>, TableError> {
-        let key = TableKey::Pattern { geometry, goal_cells: goal_cells.to_vec() };
+    pub fn pattern_db(
+        &self,
+        geometry: Geometry,
+        goal_cells: &[u8],
+    ) -> Result<Arc<PatternDb>, TableError> {
+        let key = TableKey::Pattern {
+            geometry,
+            goal_cells: goal_cells.to_vec(),
+        };
         let name = Self::pattern_name(geometry, goal_cells);
         let table = self.get(key, &name, |bytes| PatternDb::from_bytes(bytes, geometry, goal_cells).ok(), || {
             PatternDb::check_size(geometry, goal_cells.len())?;
@@ -97,18 +134,26 @@ impl TableStore {
     }
 
     pub fn exact(&self, geometry: Geometry, goal: &[u8]) -> Result<Arc<ExactTable>, TableError> {
-        let key = TableKey::Exact { geometry, goal: goal.to_vec() };
+        let key = TableKey::Exact {
+            geometry,
+            goal: goal.to_vec(),
+        };
         let name = format!(
             "exact-{}x{}-{}",
             geometry.rows,
             geometry.cols,
             goal.iter().map(u8::to_string).collect::<Vec<_>>().join(".")
         );
-        let table = self.get(key, &name, |bytes| ExactTable::from_bytes(bytes, geometry, goal).ok(), || {
-            let table = ExactTable::build(geometry, goal)?;
-            let bytes = table.memory_bytes();
-            Ok((Table::Exact(Arc::new(table)), bytes))
-        })?;
+        let table = self.get(
+            key,
+            &name,
+            |bytes| ExactTable::from_bytes(bytes, geometry, goal).ok(),
+            || {
+                let table = ExactTable::build(geometry, goal)?;
+                let bytes = table.memory_bytes();
+                Ok((Table::Exact(Arc::new(table)), bytes))
+            },
+        )?;
         match table {
             Table::Exact(table) => Ok(table),
             Table::Pattern(_) => unreachable!("keys are typed"),
@@ -125,7 +170,13 @@ impl TableStore {
     where
         T: Into<Table>,
     {
-        let slot: Slot = self.slots.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default().clone();
+        let slot: Slot = self
+            .slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
         slot.get_or_init(|| {
             let started = Instant::now();
             let path = self.path(name);
@@ -156,7 +207,15 @@ impl TableStore {
     fn record(&self, name: &str, built: bool, started: Instant, bytes: usize) {
         let seconds = started.elapsed().as_secs_f64();
         tracing::info!(table = name, built, seconds, bytes, "table ready");
-        self.events.lock().unwrap_or_else(|e| e.into_inner()).push(TableEvent { name: name.to_string(), built, seconds, bytes });
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(TableEvent {
+                name: name.to_string(),
+                built,
+                seconds,
+                bytes,
+            });
     }
 }
 

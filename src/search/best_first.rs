@@ -29,14 +29,22 @@ impl Priority {
     }
 }
 
-pub fn search<D: Domain>(domain: &D, priority: Priority, budget: &mut Budget) -> Outcome<D::Action> {
+pub fn search<D: Domain>(
+    domain: &D,
+    priority: Priority,
+    budget: &mut Budget,
+) -> Outcome<D::Action> {
     match run(domain, priority, budget) {
         Ok(outcome) => outcome,
         Err(stop) => Outcome::Stopped(stop),
     }
 }
 
-fn run<D: Domain>(domain: &D, priority: Priority, budget: &mut Budget) -> Result<Outcome<D::Action>, Stop> {
+fn run<D: Domain>(
+    domain: &D,
+    priority: Priority,
+    budget: &mut Budget,
+) -> Result<Outcome<D::Action>, Stop> {
     let mut table = NodeTable::<D>::new();
     let mut open: BinaryHeap<Entry> = BinaryHeap::new();
     let mut successors = Vec::new();
@@ -87,7 +95,13 @@ fn run<D: Domain>(domain: &D, priority: Priority, budget: &mut Budget) -> Result
             };
             let child_g = g + successor.cost;
             let is_goal = goal_on_generation && domain.is_goal(&successor.state);
-            let inserted = table.insert(domain, successor.state, Some((id, successor.action)), child_g, budget);
+            let inserted = table.insert(
+                domain,
+                successor.state,
+                Some((id, successor.action)),
+                child_g,
+                budget,
+            );
             let child = match inserted {
                 Ok(Inserted::New(child)) => child,
                 // Greedy search does not revisit: it makes no optimality promise.

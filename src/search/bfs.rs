@@ -42,7 +42,13 @@ pub(super) fn search_until<D: Domain>(
                 continue;
             }
             let hit = target(&successor.state);
-            if let Inserted::New(id) = table.insert(domain, successor.state, Some((cursor, successor.action)), g + successor.cost, budget)? {
+            if let Inserted::New(id) = table.insert(
+                domain,
+                successor.state,
+                Some((cursor, successor.action)),
+                g + successor.cost,
+                budget,
+            )? {
                 if hit {
                     return Ok(Some(id));
                 }
@@ -53,8 +59,14 @@ pub(super) fn search_until<D: Domain>(
     Ok(None)
 }
 
-fn run<D: Domain>(domain: &D, budget: &mut Budget, table: &mut NodeTable<D>) -> Result<Outcome<D::Action>, Stop> {
-    let found = search_until(domain, domain.initial_state(), budget, table, |s| domain.is_goal(s))?;
+fn run<D: Domain>(
+    domain: &D,
+    budget: &mut Budget,
+    table: &mut NodeTable<D>,
+) -> Result<Outcome<D::Action>, Stop> {
+    let found = search_until(domain, domain.initial_state(), budget, table, |s| {
+        domain.is_goal(s)
+    })?;
     Ok(match found {
         Some(id) => Outcome::Solved(table.solution(id)),
         None => Outcome::Unsolvable,

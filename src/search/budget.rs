@@ -101,7 +101,11 @@ impl<'a> Budget<'a> {
     pub fn expand(&mut self) -> Result<(), Stop> {
         self.stats.nodes_expanded += 1;
         self.countdown -= 1;
-        if self.countdown == 0 { self.check() } else { Ok(()) }
+        if self.countdown == 0 {
+            self.check()
+        } else {
+            Ok(())
+        }
     }
 
     #[inline]
@@ -117,7 +121,9 @@ impl<'a> Budget<'a> {
     #[inline]
     pub fn check_memory(&self, n_states: usize, bytes_per_state: usize) -> Result<(), Stop> {
         match self.limits.max_memory_bytes {
-            Some(cap) if (n_states as u64) * (bytes_per_state as u64) > cap => Err(Stop::MemoryLimit),
+            Some(cap) if (n_states as u64) * (bytes_per_state as u64) > cap => {
+                Err(Stop::MemoryLimit)
+            }
             _ => Ok(()),
         }
     }
@@ -128,7 +134,11 @@ impl<'a> Budget<'a> {
         if self.cancel.is_cancelled() {
             return Err(Stop::Cancelled);
         }
-        if self.limits.max_nodes.is_some_and(|max| self.stats.nodes_expanded >= max) {
+        if self
+            .limits
+            .max_nodes
+            .is_some_and(|max| self.stats.nodes_expanded >= max)
+        {
             return Err(Stop::NodeLimit);
         }
         let now = Instant::now();

@@ -7,7 +7,10 @@ use super::{Budget, Domain, Outcome, Solution, bfs};
 
 pub fn search<D: Domain>(domain: &D, budget: &mut Budget) -> Outcome<D::Action> {
     let mut table = NodeTable::<D>::new();
-    let mut plan = Solution { actions: Vec::new(), cost: 0 };
+    let mut plan = Solution {
+        actions: Vec::new(),
+        cost: 0,
+    };
     let mut current = domain.initial_state();
     // Each phase stores its own states; we report the sum as states seen.
     let mut states_seen = 0u64;

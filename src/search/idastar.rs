@@ -43,7 +43,10 @@ pub fn search<D: Domain>(domain: &D, weight: Weight, budget: &mut Budget) -> Out
         ida.next_threshold = u64::MAX;
         match ida.dfs(&root, 0, h0, threshold, None) {
             Ok(Dfs::Found(cost)) => {
-                return Outcome::Solved(Solution { actions: std::mem::take(&mut ida.path), cost });
+                return Outcome::Solved(Solution {
+                    actions: std::mem::take(&mut ida.path),
+                    cost,
+                });
             }
             Ok(Dfs::NotFound) if ida.next_threshold == u64::MAX => return Outcome::Unsolvable,
             Ok(Dfs::NotFound) => threshold = ida.next_threshold,
@@ -58,7 +61,14 @@ fn threshold_in_moves(threshold: u64) -> Cost {
 }
 
 impl<D: Domain> Ida<'_, '_, '_, D> {
-    fn dfs(&mut self, state: &D::State, g: Cost, h: Cost, threshold: u64, last: Option<D::Action>) -> Result<Dfs, Stop> {
+    fn dfs(
+        &mut self,
+        state: &D::State,
+        g: Cost,
+        h: Cost,
+        threshold: u64,
+        last: Option<D::Action>,
+    ) -> Result<Dfs, Stop> {
         let f = self.weight.f(g, h);
         if f > threshold {
             self.next_threshold = self.next_threshold.min(f);
@@ -96,7 +106,13 @@ impl<D: Domain> Ida<'_, '_, '_, D> {
         for &(child_h, i) in &order {
             let successor = &children[i as usize];
             self.path.push(successor.action);
-            match self.dfs(&successor.state, g + successor.cost, child_h, threshold, Some(successor.action)) {
+            match self.dfs(
+                &successor.state,
+                g + successor.cost,
+                child_h,
+                threshold,
+                Some(successor.action),
+            ) {
                 Ok(Dfs::NotFound) => {
                     self.path.pop();
                 }

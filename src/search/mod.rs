@@ -155,21 +155,34 @@ pub struct Report<A> {
 }
 
 /// Runs `algorithm` on `domain` under `budget`.
-pub fn solve<D: Domain>(domain: &D, algorithm: Algorithm, budget: &mut Budget) -> Report<D::Action> {
+pub fn solve<D: Domain>(
+    domain: &D,
+    algorithm: Algorithm,
+    budget: &mut Budget,
+) -> Report<D::Action> {
     let outcome = if domain.known_unsolvable() {
         Outcome::Unsolvable
     } else {
         match algorithm {
             Algorithm::IdaStar { weight } => idastar::search(domain, weight, budget),
-            Algorithm::AStar { weight } => best_first::search(domain, best_first::Priority::AStar(weight), budget),
-            Algorithm::GreedyBestFirst => best_first::search(domain, best_first::Priority::Greedy, budget),
+            Algorithm::AStar { weight } => {
+                best_first::search(domain, best_first::Priority::AStar(weight), budget)
+            }
+            Algorithm::GreedyBestFirst => {
+                best_first::search(domain, best_first::Priority::Greedy, budget)
+            }
             Algorithm::BreadthFirst => bfs::search(domain, budget),
             Algorithm::EnforcedHillClimbing => ehc::search(domain, budget),
         }
     };
-    let proved_optimal =
-        matches!(outcome, Outcome::Solved(_)) && algorithm.guarantees_optimal() && domain.admissible();
-    Report { outcome, stats: budget.finish(), proved_optimal }
+    let proved_optimal = matches!(outcome, Outcome::Solved(_))
+        && algorithm.guarantees_optimal()
+        && domain.admissible();
+    Report {
+        outcome,
+        stats: budget.finish(),
+        proved_optimal,
+    }
 }
 
 #[cfg(test)]

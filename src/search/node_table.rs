@@ -31,11 +31,16 @@ pub enum Inserted {
 
 impl<D: Domain> NodeTable<D> {
     /// Approximate bytes one stored state costs, for the memory cap.
-    pub const BYTES_PER_STATE: usize =
-        std::mem::size_of::<Node<D>>() + std::mem::size_of::<D::Key>() + std::mem::size_of::<NodeId>() + 8;
+    pub const BYTES_PER_STATE: usize = std::mem::size_of::<Node<D>>()
+        + std::mem::size_of::<D::Key>()
+        + std::mem::size_of::<NodeId>()
+        + 8;
 
     pub fn new() -> NodeTable<D> {
-        NodeTable { nodes: Vec::new(), index: HashMap::default() }
+        NodeTable {
+            nodes: Vec::new(),
+            index: HashMap::default(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -91,6 +96,9 @@ impl<D: Domain> NodeTable<D> {
             current = parent;
         }
         actions.reverse();
-        Solution { actions, cost: self.node(id).g }
+        Solution {
+            actions,
+            cost: self.node(id).g,
+        }
     }
 }

@@ -24,7 +24,13 @@ enum Step {
 
 impl Maze {
     fn parse(rows: &[&str]) -> Maze {
-        let mut maze = Maze { width: rows[0].len() as i32, height: rows.len() as i32, walls: Vec::new(), start: (0, 0), goal: (0, 0) };
+        let mut maze = Maze {
+            width: rows[0].len() as i32,
+            height: rows.len() as i32,
+            walls: Vec::new(),
+            start: (0, 0),
+            goal: (0, 0),
+        };
         for (y, row) in rows.iter().enumerate() {
             for (x, c) in row.chars().enumerate() {
                 maze.walls.push(c == '#');
@@ -38,7 +44,11 @@ impl Maze {
         maze
     }
     fn open(&self, (x, y): (i32, i32)) -> bool {
-        x >= 0 && y >= 0 && x < self.width && y < self.height && !self.walls[(y * self.width + x) as usize]
+        x >= 0
+            && y >= 0
+            && x < self.width
+            && y < self.height
+            && !self.walls[(y * self.width + x) as usize]
     }
     /// Shortest path length by a plain flood fill, to check the searches against.
     fn shortest(&self) -> Option<u32> {
@@ -91,7 +101,11 @@ impl Domain for Maze {
         for action in [Step::N, Step::S, Step::E, Step::W] {
             let state = self.step(*s, action);
             if self.open(state) {
-                out.push(Successor { action, state, cost: 1 });
+                out.push(Successor {
+                    action,
+                    state,
+                    cost: 1,
+                });
             }
         }
     }
@@ -113,8 +127,12 @@ const ROOMS: &[&str] = &[
 const WALLED_OFF: &[&str] = &["S..#...", "...#.G.", "...#..."];
 
 const ALL: [Algorithm; 5] = [
-    Algorithm::IdaStar { weight: Weight::ONE },
-    Algorithm::AStar { weight: Weight::ONE },
+    Algorithm::IdaStar {
+        weight: Weight::ONE,
+    },
+    Algorithm::AStar {
+        weight: Weight::ONE,
+    },
     Algorithm::BreadthFirst,
     Algorithm::GreedyBestFirst,
     Algorithm::EnforcedHillClimbing,
@@ -129,17 +147,32 @@ fn every_algorithm_returns_a_legal_plan_and_optimal_ones_are_shortest() {
         let Outcome::Solved(solution) = &report.outcome else {
             panic!("{algorithm:?} did not solve the maze: {:?}", report.outcome);
         };
-        assert_eq!(maze.play(&solution.actions), Some(maze.goal), "{algorithm:?} plan is illegal or misses the goal");
+        assert_eq!(
+            maze.play(&solution.actions),
+            Some(maze.goal),
+            "{algorithm:?} plan is illegal or misses the goal"
+        );
         assert_eq!(solution.cost as usize, solution.actions.len());
-        assert_eq!(report.proved_optimal, algorithm.guarantees_optimal(), "{algorithm:?}");
+        assert_eq!(
+            report.proved_optimal,
+            algorithm.guarantees_optimal(),
+            "{algorithm:?}"
+        );
         if algorithm.guarantees_optimal() {
             assert_eq!(solution.cost, shortest, "{algorithm:?} is not optimal");
         } else {
             assert!(solution.cost >= shortest);
         }
-        assert!(report.stats.nodes_expanded > 0 && report.stats.nodes_generated >= report.stats.nodes_expanded);
+        assert!(
+            report.stats.nodes_expanded > 0
+                && report.stats.nodes_generated >= report.stats.nodes_expanded
+        );
         let stores_states = !matches!(algorithm, Algorithm::IdaStar { .. });
-        assert_eq!(report.stats.unique_states.is_some(), stores_states, "{algorithm:?}");
+        assert_eq!(
+            report.stats.unique_states.is_some(),
+            stores_states,
+            "{algorithm:?}"
+        );
     }
 }
 
@@ -147,11 +180,24 @@ fn every_algorithm_returns_a_legal_plan_and_optimal_ones_are_shortest() {
 fn weighted_searches_stay_within_their_bound() {
     let maze = Maze::parse(ROOMS);
     let shortest = maze.shortest().expect("solvable");
-    for algorithm in [Algorithm::IdaStar { weight: Weight::from_percent(250) }, Algorithm::AStar { weight: Weight::from_percent(250) }] {
+    for algorithm in [
+        Algorithm::IdaStar {
+            weight: Weight::from_percent(250),
+        },
+        Algorithm::AStar {
+            weight: Weight::from_percent(250),
+        },
+    ] {
         let report = solve(&maze, algorithm, &mut Budget::unlimited());
-        let Outcome::Solved(solution) = report.outcome else { panic!("{algorithm:?} failed") };
+        let Outcome::Solved(solution) = report.outcome else {
+            panic!("{algorithm:?} failed")
+        };
         assert!(!report.proved_optimal);
-        assert!(solution.cost * 100 <= shortest * 250, "{algorithm:?}: {} vs {shortest}", solution.cost);
+        assert!(
+            solution.cost * 100 <= shortest * 250,
+            "{algorithm:?}: {} vs {shortest}",
+            solution.cost
+        );
         assert_eq!(maze.play(&solution.actions), Some(maze.goal));
     }
 }
@@ -159,21 +205,55 @@ fn weighted_searches_stay_within_their_bound() {
 #[test]
 fn graph_searches_prove_a_walled_off_goal_unreachable() {
     let maze = Maze::parse(WALLED_OFF);
-    for algorithm in [Algorithm::AStar { weight: Weight::ONE }, Algorithm::BreadthFirst, Algorithm::GreedyBestFirst] {
+    for algorithm in [
+        Algorithm::AStar {
+            weight: Weight::ONE,
+        },
+        Algorithm::BreadthFirst,
+        Algorithm::GreedyBestFirst,
+    ] {
         let report = solve(&maze, algorithm, &mut Budget::unlimited());
         assert_eq!(report.outcome, Outcome::Unsolvable, "{algorithm:?}");
-        assert_eq!(report.stats.unique_states, Some(9), "{algorithm:?} should see the 9 open cells");
+        assert_eq!(
+            report.stats.unique_states,
+            Some(9),
+            "{algorithm:?} should see the 9 open cells"
+        );
     }
-    let report = solve(&maze, Algorithm::EnforcedHillClimbing, &mut Budget::unlimited());
+    let report = solve(
+        &maze,
+        Algorithm::EnforcedHillClimbing,
+        &mut Budget::unlimited(),
+    );
     assert_eq!(report.outcome, Outcome::GaveUp);
 }
 
 #[test]
 fn node_limit_stops_exactly_and_keeps_statistics() {
     let maze = Maze::parse(WALLED_OFF);
-    for (algorithm, max_nodes) in [(Algorithm::IdaStar { weight: Weight::ONE }, 5000), (Algorithm::IdaStar { weight: Weight::ONE }, 3)] {
-        let limits = Limits { max_nodes: Some(max_nodes), ..Limits::default() };
-        let report = solve(&maze, algorithm, &mut Budget::new(limits, CancelFlag::new()));
+    for (algorithm, max_nodes) in [
+        (
+            Algorithm::IdaStar {
+                weight: Weight::ONE,
+            },
+            5000,
+        ),
+        (
+            Algorithm::IdaStar {
+                weight: Weight::ONE,
+            },
+            3,
+        ),
+    ] {
+        let limits = Limits {
+            max_nodes: Some(max_nodes),
+            ..Limits::default()
+        };
+        let report = solve(
+            &maze,
+            algorithm,
+            &mut Budget::new(limits, CancelFlag::new()),
+        );
         assert_eq!(report.outcome, Outcome::Stopped(Stop::NodeLimit));
         assert_eq!(report.stats.nodes_expanded, max_nodes);
         assert!(report.stats.bound.is_some());
@@ -183,8 +263,17 @@ fn node_limit_stops_exactly_and_keeps_statistics() {
 #[test]
 fn a_zero_timeout_stops_at_the_first_check() {
     let maze = Maze::parse(WALLED_OFF);
-    let limits = Limits { timeout: Some(std::time::Duration::ZERO), ..Limits::default() };
-    let report = solve(&maze, Algorithm::IdaStar { weight: Weight::ONE }, &mut Budget::new(limits, CancelFlag::new()));
+    let limits = Limits {
+        timeout: Some(std::time::Duration::ZERO),
+        ..Limits::default()
+    };
+    let report = solve(
+        &maze,
+        Algorithm::IdaStar {
+            weight: Weight::ONE,
+        },
+        &mut Budget::new(limits, CancelFlag::new()),
+    );
     assert_eq!(report.outcome, Outcome::Stopped(Stop::TimeLimit));
     assert_eq!(report.stats.nodes_expanded, u64::from(CHECK_INTERVAL));
 }
@@ -192,10 +281,27 @@ fn a_zero_timeout_stops_at_the_first_check() {
 #[test]
 fn memory_cap_stops_graph_searches() {
     let maze = Maze::parse(ROOMS);
-    let limits = Limits { max_memory_bytes: Some(1), ..Limits::default() };
-    for algorithm in [Algorithm::AStar { weight: Weight::ONE }, Algorithm::BreadthFirst, Algorithm::GreedyBestFirst] {
-        let report = solve(&maze, algorithm, &mut Budget::new(limits, CancelFlag::new()));
-        assert_eq!(report.outcome, Outcome::Stopped(Stop::MemoryLimit), "{algorithm:?}");
+    let limits = Limits {
+        max_memory_bytes: Some(1),
+        ..Limits::default()
+    };
+    for algorithm in [
+        Algorithm::AStar {
+            weight: Weight::ONE,
+        },
+        Algorithm::BreadthFirst,
+        Algorithm::GreedyBestFirst,
+    ] {
+        let report = solve(
+            &maze,
+            algorithm,
+            &mut Budget::new(limits, CancelFlag::new()),
+        );
+        assert_eq!(
+            report.outcome,
+            Outcome::Stopped(Stop::MemoryLimit),
+            "{algorithm:?}"
+        );
     }
 }
 
@@ -222,7 +328,10 @@ fn cancel_from_another_thread_stops_at_the_next_check() {
     let cancel = CancelFlag::new();
     let (tx, rx) = mpsc::channel();
     let (ack_tx, ack_rx) = mpsc::channel();
-    let sink = SignalOnProgress { reports: Mutex::new(Vec::new()), first: Mutex::new(Some((tx, ack_rx))) };
+    let sink = SignalOnProgress {
+        reports: Mutex::new(Vec::new()),
+        first: Mutex::new(Some((tx, ack_rx))),
+    };
     let canceller = {
         let cancel = cancel.clone();
         std::thread::spawn(move || {
@@ -232,24 +341,52 @@ fn cancel_from_another_thread_stops_at_the_next_check() {
             seen
         })
     };
-    let mut budget = Budget::new(Limits::default(), cancel).with_progress(&sink, std::time::Duration::ZERO);
+    let mut budget =
+        Budget::new(Limits::default(), cancel).with_progress(&sink, std::time::Duration::ZERO);
     // IDA* on an unreachable goal would run forever: only the cancel can stop it.
-    let report = solve(&maze, Algorithm::IdaStar { weight: Weight::ONE }, &mut budget);
+    let report = solve(
+        &maze,
+        Algorithm::IdaStar {
+            weight: Weight::ONE,
+        },
+        &mut budget,
+    );
     let seen_at_cancel = canceller.join().expect("canceller");
     assert_eq!(report.outcome, Outcome::Stopped(Stop::Cancelled));
     // The flag was set before the search went on; the next check sees it.
     assert!(report.stats.nodes_expanded <= seen_at_cancel + u64::from(CHECK_INTERVAL));
     let reports = sink.reports.lock().expect("lock");
-    assert!(reports.windows(2).all(|w| w[0].nodes_expanded < w[1].nodes_expanded), "progress is monotonic");
+    assert!(
+        reports
+            .windows(2)
+            .all(|w| w[0].nodes_expanded < w[1].nodes_expanded),
+        "progress is monotonic"
+    );
 }
 
 #[test]
 fn progress_is_rate_limited() {
     let maze = Maze::parse(WALLED_OFF);
-    let sink = SignalOnProgress { reports: Mutex::new(Vec::new()), first: Mutex::new(None) };
-    let limits = Limits { max_nodes: Some(50 * u64::from(CHECK_INTERVAL)), ..Limits::default() };
-    let mut budget = Budget::new(limits, CancelFlag::new()).with_progress(&sink, std::time::Duration::from_secs(3600));
-    let report = solve(&maze, Algorithm::IdaStar { weight: Weight::ONE }, &mut budget);
+    let sink = SignalOnProgress {
+        reports: Mutex::new(Vec::new()),
+        first: Mutex::new(None),
+    };
+    let limits = Limits {
+        max_nodes: Some(50 * u64::from(CHECK_INTERVAL)),
+        ..Limits::default()
+    };
+    let mut budget = Budget::new(limits, CancelFlag::new())
+        .with_progress(&sink, std::time::Duration::from_secs(3600));
+    let report = solve(
+        &maze,
+        Algorithm::IdaStar {
+            weight: Weight::ONE,
+        },
+        &mut budget,
+    );
     assert_eq!(report.outcome, Outcome::Stopped(Stop::NodeLimit));
-    assert!(sink.reports.lock().expect("lock").is_empty(), "no report before the interval has passed");
+    assert!(
+        sink.reports.lock().expect("lock").is_empty(),
+        "no report before the interval has passed"
+    );
 }

@@ -87,7 +87,9 @@ impl ExactTable {
             let blank = board.iter().position(|&t| t == 0).unwrap_or(0);
             let next_distance = distances[index] + 1;
             for step in Move::ALL {
-                let Some(target) = geometry.neighbour(blank, step) else { continue };
+                let Some(target) = geometry.neighbour(blank, step) else {
+                    continue;
+                };
                 board.swap(blank, target);
                 let neighbour = permutation_rank(board);
                 board.swap(blank, target);
@@ -97,7 +99,12 @@ impl ExactTable {
                 }
             }
         }
-        Ok(ExactTable { geometry, goal: goal.to_vec(), distances, reachable: queue.len() })
+        Ok(ExactTable {
+            geometry,
+            goal: goal.to_vec(),
+            distances,
+            reachable: queue.len(),
+        })
     }
 
     /// Exact distance of `board` to the goal, `None` when it cannot reach it.
@@ -113,7 +120,12 @@ impl ExactTable {
     }
 
     pub fn max_distance(&self) -> u8 {
-        self.distances.iter().copied().filter(|&d| d != UNREACHABLE).max().unwrap_or(0)
+        self.distances
+            .iter()
+            .copied()
+            .filter(|&d| d != UNREACHABLE)
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn memory_bytes(&self) -> usize {
@@ -136,16 +148,30 @@ impl ExactTable {
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
-        frame(EXACT_MAGIC, &Self::header(self.geometry, &self.goal), &self.distances)
+        frame(
+            EXACT_MAGIC,
+            &Self::header(self.geometry, &self.goal),
+            &self.distances,
+        )
     }
 
-    pub fn from_bytes(bytes: &[u8], geometry: Geometry, goal: &[u8]) -> Result<ExactTable, ExactError> {
-        let distances = unframe(EXACT_MAGIC, &Self::header(geometry, goal), bytes).ok_or(ExactError::Damaged)?;
+    pub fn from_bytes(
+        bytes: &[u8],
+        geometry: Geometry,
+        goal: &[u8],
+    ) -> Result<ExactTable, ExactError> {
+        let distances = unframe(EXACT_MAGIC, &Self::header(geometry, goal), bytes)
+            .ok_or(ExactError::Damaged)?;
         let size: usize = (1..=geometry.cells()).product();
         if distances.len() != size {
             return Err(ExactError::Damaged);
         }
         let reachable = distances.iter().filter(|&&d| d != UNREACHABLE).count();
-        Ok(ExactTable { geometry, goal: goal.to_vec(), distances: distances.to_vec(), reachable })
+        Ok(ExactTable {
+            geometry,
+            goal: goal.to_vec(),
+            distances: distances.to_vec(),
+            reachable,
+        })
     }
 }

@@ -3,7 +3,9 @@
 
 /// FNV-1a, 64 bits: enough to catch damage, not meant to resist tampering.
 fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 pub fn frame(magic: &[u8; 8], header: &[u8], values: &[u8]) -> Vec<u8> {

@@ -48,10 +48,18 @@ pub struct PdbSet {
 
 impl PdbSet {
     /// `tables[i]` must be the database for `partition.patterns[i]`.
-    pub fn new(geometry: Geometry, goal: &[u8], partition: Partition, tables: Vec<Arc<PatternDb>>) -> Result<PdbSet, PdbError> {
+    pub fn new(
+        geometry: Geometry,
+        goal: &[u8],
+        partition: Partition,
+        tables: Vec<Arc<PatternDb>>,
+    ) -> Result<PdbSet, PdbError> {
         let consistent = tables.len() == partition.patterns.len()
             && tables.len() <= MAX_PATTERNS
-            && tables.iter().zip(&partition.patterns).all(|(t, p)| t.goal_cells() == p.as_slice() && t.geometry() == geometry);
+            && tables
+                .iter()
+                .zip(&partition.patterns)
+                .all(|(t, p)| t.goal_cells() == p.as_slice() && t.geometry() == geometry);
         if !consistent {
             return Err(PdbError::BadPartition);
         }
@@ -70,13 +78,24 @@ impl PdbSet {
         let mut direct_tiles = Vec::new();
         let mut mirrored_tiles = Vec::new();
         for (p, pattern) in partition.patterns.iter().enumerate() {
-            direct_tiles.push(pattern.iter().map(|&cell| tile_at_goal[cell as usize]).collect());
+            direct_tiles.push(
+                pattern
+                    .iter()
+                    .map(|&cell| tile_at_goal[cell as usize])
+                    .collect(),
+            );
             // In the mirrored board, the tile whose goal mirrors to `cell` plays its slot.
-            mirrored_tiles.push(pattern.iter().map(|&cell| tile_at_goal[transpose[cell as usize] as usize]).collect());
+            mirrored_tiles.push(
+                pattern
+                    .iter()
+                    .map(|&cell| tile_at_goal[transpose[cell as usize] as usize])
+                    .collect(),
+            );
             for (slot, &cell) in pattern.iter().enumerate() {
                 direct[tile_at_goal[cell as usize] as usize] = (p as u8, slot as u8);
                 if geometry.is_square() {
-                    mirrored[tile_at_goal[transpose[cell as usize] as usize] as usize] = (p as u8, slot as u8);
+                    mirrored[tile_at_goal[transpose[cell as usize] as usize] as usize] =
+                        (p as u8, slot as u8);
                 }
             }
         }
@@ -84,8 +103,20 @@ impl PdbSet {
         // goal stays the blank's: no pattern cell may mirror onto it.
         let blank_goal = goal.iter().position(|&t| t == 0).unwrap_or(0);
         let mirror_valid = geometry.is_square()
-            && partition.patterns.iter().flatten().all(|&c| geometry.transpose(c as usize) != blank_goal);
-        Ok(PdbSet { partition, tables, direct, mirrored: mirror_valid.then_some(mirrored), direct_tiles, mirrored_tiles, transpose })
+            && partition
+                .patterns
+                .iter()
+                .flatten()
+                .all(|&c| geometry.transpose(c as usize) != blank_goal);
+        Ok(PdbSet {
+            partition,
+            tables,
+            direct,
+            mirrored: mirror_valid.then_some(mirrored),
+            direct_tiles,
+            mirrored_tiles,
+            transpose,
+        })
     }
 
     pub fn partition(&self) -> &Partition {
@@ -106,10 +137,18 @@ impl PdbSet {
     fn entry(&self, pos: &[u8; MAX_CELLS], pattern: u8, mirror: bool) -> u8 {
         let table = &self.tables[pattern as usize];
         let mut positions = [0u8; MAX_CELLS];
-        let slots = if mirror { &self.mirrored_tiles[pattern as usize] } else { &self.direct_tiles[pattern as usize] };
+        let slots = if mirror {
+            &self.mirrored_tiles[pattern as usize]
+        } else {
+            &self.direct_tiles[pattern as usize]
+        };
         for (position, &tile) in positions.iter_mut().zip(slots) {
             let cell = pos[tile as usize];
-            *position = if mirror { self.transpose[cell as usize] } else { cell };
+            *position = if mirror {
+                self.transpose[cell as usize]
+            } else {
+                cell
+            };
         }
         table.lookup(&positions[..slots.len()])
     }
@@ -132,6 +171,16 @@ pub struct Tiles {
 }
 
 impl Tiles {
+    const EMPTY: Tiles = Tiles {
+        cells: [0; MAX_CELLS],
+        pos: [0; MAX_CELLS],
+        blank: 0,
+        h: 0,
+        distance: 0,
+        conflicts: 0,
+        parts: [0; 2 * MAX_PATTERNS],
+    };
+
     pub fn cells(&self, geometry: Geometry) -> &[u8] {
         &self.cells[..geometry.cells()]
     }
@@ -165,7 +214,8 @@ impl SlidingDomain {
         let mut distance = vec![0u8; cells * cells];
         for tile in 1..cells {
             for cell in 0..cells {
-                distance[tile * cells + cell] = geometry.distance(goal_cell[tile] as usize, cell) as u8;
+                distance[tile * cells + cell] =
+                    geometry.distance(goal_cell[tile] as usize, cell) as u8;
             }
         }
         let mut domain = SlidingDomain {
@@ -174,7 +224,7 @@ impl SlidingDomain {
             goal_cell,
             distance,
             evaluator,
-            start: Tiles { cells: [0; MAX_CELLS], pos: [0; MAX_CELLS], blank: 0, h: 0, distance: 0, conflicts: 0, parts: [0; 2 * MAX_PATTERNS] },
+            start: Tiles::EMPTY,
             solvable: puzzle.is_solvable(),
         };
         domain.start = domain.score(puzzle.start());
@@ -191,18 +241,26 @@ impl SlidingDomain {
     /// A state for `board`, every heuristic part computed from scratch.
     pub fn score(&self, board: &[u8]) -> Tiles {
         let cells_n = self.geometry.cells();
-        let mut state = Tiles { cells: [0; MAX_CELLS], pos: [0; MAX_CELLS], blank: 0, h: 0, distance: 0, conflicts: 0, parts: [0; 2 * MAX_PATTERNS] };
+        let mut state = Tiles::EMPTY;
         state.cells[..cells_n].copy_from_slice(board);
         state.blank = board.iter().position(|&t| t == 0).unwrap_or(0) as u8;
         match &self.evaluator {
             Evaluator::Misplaced => {
-                state.distance = (0..cells_n).filter(|&c| self.misplaced(board[c], c)).count() as u16;
+                state.distance = (0..cells_n)
+                    .filter(|&c| self.misplaced(board[c], c))
+                    .count() as u16;
             }
             Evaluator::Manhattan | Evaluator::LinearConflict => {
-                state.distance = (0..cells_n).map(|c| u16::from(self.tile_distance(board[c], c))).sum();
+                state.distance = (0..cells_n)
+                    .map(|c| u16::from(self.tile_distance(board[c], c)))
+                    .sum();
                 if let Evaluator::LinearConflict = self.evaluator {
-                    let rows: u16 = (0..self.geometry.rows).map(|r| self.row_conflicts(&state.cells, r)).sum();
-                    let cols: u16 = (0..self.geometry.cols).map(|c| self.col_conflicts(&state.cells, c)).sum();
+                    let rows: u16 = (0..self.geometry.rows)
+                        .map(|r| self.row_conflicts(&state.cells, r))
+                        .sum();
+                    let cols: u16 = (0..self.geometry.cols)
+                        .map(|c| self.col_conflicts(&state.cells, c))
+                        .sum();
                     state.conflicts = rows + cols;
                 }
             }
@@ -241,12 +299,15 @@ impl SlidingDomain {
             Evaluator::PatternDatabase(set) => {
                 let n = set.patterns();
                 let direct: u16 = state.parts[..n].iter().map(|&v| u16::from(v)).sum();
-                let mirrored: u16 = state.parts[MAX_PATTERNS..MAX_PATTERNS + n].iter().map(|&v| u16::from(v)).sum();
+                let mirrored: u16 = state.parts[MAX_PATTERNS..MAX_PATTERNS + n]
+                    .iter()
+                    .map(|&v| u16::from(v))
+                    .sum();
                 direct.max(mirrored)
             }
-            Evaluator::Exact(table) => {
-                table.distance(&state.cells[..self.geometry.cells()]).map_or(u16::MAX, u16::from)
-            }
+            Evaluator::Exact(table) => table
+                .distance(&state.cells[..self.geometry.cells()])
+                .map_or(u16::MAX, u16::from),
         }
     }
 
@@ -274,8 +335,7 @@ impl SlidingDomain {
         let cols = self.geometry.cols;
         let mut goal_cols = [0u8; MAX_SIDE];
         let mut n = 0;
-        for cell in row * cols..(row + 1) * cols {
-            let tile = cells[cell];
+        for &tile in &cells[row * cols..(row + 1) * cols] {
             let goal = self.goal_cell[tile as usize] as usize;
             if tile != 0 && goal / cols == row {
                 goal_cols[n] = (goal % cols) as u8;
@@ -302,26 +362,37 @@ impl SlidingDomain {
 
     /// Updates `next` (already moved) after `tile` went from `from` to `to`.
     #[inline]
-    fn rescore(&self, before: &Tiles, next: &mut Tiles, tile: u8, from: usize, to: usize, step: Move) {
+    fn rescore(
+        &self,
+        before: &Tiles,
+        next: &mut Tiles,
+        tile: u8,
+        from: usize,
+        to: usize,
+        step: Move,
+    ) {
         match &self.evaluator {
             Evaluator::Misplaced => {
-                next.distance = next.distance + u16::from(self.misplaced(tile, to)) - u16::from(self.misplaced(tile, from));
+                next.distance = next.distance + u16::from(self.misplaced(tile, to))
+                    - u16::from(self.misplaced(tile, from));
             }
             Evaluator::Manhattan | Evaluator::LinearConflict => {
-                next.distance =
-                    next.distance + u16::from(self.tile_distance(tile, to)) - u16::from(self.tile_distance(tile, from));
+                next.distance = next.distance + u16::from(self.tile_distance(tile, to))
+                    - u16::from(self.tile_distance(tile, from));
                 if let Evaluator::LinearConflict = self.evaluator {
                     // A vertical move changes the tile's row; its column keeps its order.
                     let (old, new) = if matches!(step, Move::Up | Move::Down) {
                         let (a, b) = (self.geometry.row(from), self.geometry.row(to));
                         (
-                            self.row_conflicts(&before.cells, a) + self.row_conflicts(&before.cells, b),
+                            self.row_conflicts(&before.cells, a)
+                                + self.row_conflicts(&before.cells, b),
                             self.row_conflicts(&next.cells, a) + self.row_conflicts(&next.cells, b),
                         )
                     } else {
                         let (a, b) = (self.geometry.col(from), self.geometry.col(to));
                         (
-                            self.col_conflicts(&before.cells, a) + self.col_conflicts(&before.cells, b),
+                            self.col_conflicts(&before.cells, a)
+                                + self.col_conflicts(&before.cells, b),
                             self.col_conflicts(&next.cells, a) + self.col_conflicts(&next.cells, b),
                         )
                     };
@@ -370,7 +441,9 @@ impl Domain for SlidingDomain {
     fn expand(&self, state: &Tiles, out: &mut Vec<Successor<Tiles, Move>>) {
         let blank = state.blank as usize;
         for step in Move::ALL {
-            let Some(target) = self.geometry.neighbour(blank, step) else { continue };
+            let Some(target) = self.geometry.neighbour(blank, step) else {
+                continue;
+            };
             let tile = state.cells[target];
             let mut next = *state;
             next.cells[blank] = tile;
@@ -378,7 +451,11 @@ impl Domain for SlidingDomain {
             next.blank = target as u8;
             // The tile moves opposite to the blank: from `target` into `blank`.
             self.rescore(state, &mut next, tile, target, blank, step);
-            out.push(Successor { action: step, state: next, cost: 1 });
+            out.push(Successor {
+                action: step,
+                state: next,
+                cost: 1,
+            });
         }
     }
 

@@ -105,17 +105,39 @@ pub fn plan_text(moves: &[Move]) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
     #[error("{what}: '{token}' (item {position}) is not a whole number")]
-    NotANumber { what: &'static str, token: String, position: usize },
+    NotANumber {
+        what: &'static str,
+        token: String,
+        position: usize,
+    },
     #[error("{what}: {count} tiles do not form a square board; give the number of columns")]
     NotSquare { what: &'static str, count: usize },
     #[error("{what}: {count} tiles do not fill whole rows of {cols} columns")]
-    NotRectangular { what: &'static str, count: usize, cols: usize },
-    #[error("{what}: a {rows}x{cols} board is outside the supported sizes {MIN_SIDE}x{MIN_SIDE} to {MAX_SIDE}x{MAX_SIDE}")]
-    BadSize { what: &'static str, rows: usize, cols: usize },
+    NotRectangular {
+        what: &'static str,
+        count: usize,
+        cols: usize,
+    },
+    #[error(
+        "{what}: a {rows}x{cols} board is outside the supported sizes {MIN_SIDE}x{MIN_SIDE} to {MAX_SIDE}x{MAX_SIDE}"
+    )]
+    BadSize {
+        what: &'static str,
+        rows: usize,
+        cols: usize,
+    },
     #[error("{what}: has {found} tiles, but the board needs {expected}")]
-    WrongCount { what: &'static str, expected: usize, found: usize },
+    WrongCount {
+        what: &'static str,
+        expected: usize,
+        found: usize,
+    },
     #[error("{what}: tile {tile} is out of range (tiles are 0 to {max}, 0 is the blank)")]
-    OutOfRange { what: &'static str, tile: u64, max: usize },
+    OutOfRange {
+        what: &'static str,
+        tile: u64,
+        max: usize,
+    },
     #[error("{what}: tile {tile} appears more than once")]
     Duplicate { what: &'static str, tile: u8 },
 }
@@ -144,21 +166,33 @@ pub fn parse_tiles(what: &'static str, text: &str) -> Result<Vec<u64>, BoardErro
         .filter(|t| !t.is_empty())
         .enumerate()
         .map(|(i, token)| {
-            token.parse::<u64>().map_err(|_| BoardError::NotANumber { what, token: token.to_string(), position: i + 1 })
+            token.parse::<u64>().map_err(|_| BoardError::NotANumber {
+                what,
+                token: token.to_string(),
+                position: i + 1,
+            })
         })
         .collect()
 }
 
 fn permutation(what: &'static str, tiles: &[u64], cells: usize) -> Result<Vec<u8>, BoardError> {
     if tiles.len() != cells {
-        return Err(BoardError::WrongCount { what, expected: cells, found: tiles.len() });
+        return Err(BoardError::WrongCount {
+            what,
+            expected: cells,
+            found: tiles.len(),
+        });
     }
     let mut seen = [false; MAX_CELLS];
     tiles
         .iter()
         .map(|&tile| {
             if tile >= cells as u64 {
-                return Err(BoardError::OutOfRange { what, tile, max: cells - 1 });
+                return Err(BoardError::OutOfRange {
+                    what,
+                    tile,
+                    max: cells - 1,
+                });
             }
             let tile = tile as u8;
             if std::mem::replace(&mut seen[tile as usize], true) {
@@ -171,7 +205,11 @@ fn permutation(what: &'static str, tiles: &[u64], cells: usize) -> Result<Vec<u8
 
 impl SlidingPuzzle {
     /// Validates a start board (row-major, `cols` columns, or square when `None`) and goal.
-    pub fn new(tiles: &[u64], cols: Option<usize>, goal: &GoalSpec) -> Result<SlidingPuzzle, BoardError> {
+    pub fn new(
+        tiles: &[u64],
+        cols: Option<usize>,
+        goal: &GoalSpec,
+    ) -> Result<SlidingPuzzle, BoardError> {
         let what = "tiles";
         let count = tiles.len();
         let cols = match cols {
@@ -187,9 +225,18 @@ impl SlidingPuzzle {
         if cols == 0 || count % cols != 0 {
             return Err(BoardError::NotRectangular { what, count, cols });
         }
-        let geometry = Geometry { rows: count / cols, cols };
-        if !(MIN_SIDE..=MAX_SIDE).contains(&geometry.rows) || !(MIN_SIDE..=MAX_SIDE).contains(&geometry.cols) {
-            return Err(BoardError::BadSize { what, rows: geometry.rows, cols: geometry.cols });
+        let geometry = Geometry {
+            rows: count / cols,
+            cols,
+        };
+        if !(MIN_SIDE..=MAX_SIDE).contains(&geometry.rows)
+            || !(MIN_SIDE..=MAX_SIDE).contains(&geometry.cols)
+        {
+            return Err(BoardError::BadSize {
+                what,
+                rows: geometry.rows,
+                cols: geometry.cols,
+            });
         }
         let start = permutation(what, tiles, count)?;
         let goal = match goal {
@@ -197,7 +244,11 @@ impl SlidingPuzzle {
             GoalSpec::BlankFirst => (0..count as u8).collect(),
             GoalSpec::Tiles(goal) => permutation("goal", goal, count)?,
         };
-        Ok(SlidingPuzzle { geometry, start, goal })
+        Ok(SlidingPuzzle {
+            geometry,
+            start,
+            goal,
+        })
     }
 
     pub fn geometry(&self) -> Geometry {
@@ -270,11 +321,18 @@ pub fn replay(puzzle: &SlidingPuzzle, plan: &str, keep_boards: bool) -> Replay {
     for (i, letter) in plan.chars().enumerate() {
         let step = i + 1;
         let Some(direction) = Move::from_letter(letter) else {
-            error = Some(StepError { step, reason: format!("'{letter}' is not a move (use u, d, l, r)") });
+            error = Some(StepError {
+                step,
+                reason: format!("'{letter}' is not a move (use u, d, l, r)"),
+            });
             break;
         };
         let Some(target) = geometry.neighbour(blank, direction) else {
-            let reason = format!("the blank at row {}, column {} cannot move {direction}", geometry.row(blank) + 1, geometry.col(blank) + 1);
+            let reason = format!(
+                "the blank at row {}, column {} cannot move {direction}",
+                geometry.row(blank) + 1,
+                geometry.col(blank) + 1
+            );
             error = Some(StepError { step, reason });
             break;
         };
@@ -285,7 +343,13 @@ pub fn replay(puzzle: &SlidingPuzzle, plan: &str, keep_boards: bool) -> Replay {
             boards.push(board.clone());
         }
     }
-    Replay { legal: error.is_none(), solved: error.is_none() && board == puzzle.goal, length, error, boards }
+    Replay {
+        legal: error.is_none(),
+        solved: error.is_none() && board == puzzle.goal,
+        length,
+        error,
+        boards,
+    }
 }
 
 impl fmt::Display for Move {

@@ -24,10 +24,21 @@ const UNSEEN: u8 = u8::MAX;
 pub enum PdbError {
     #[error("pattern databases need boards of at most {MAX_PDB_CELLS} cells; this one has {0}")]
     BoardTooLarge(usize),
-    #[error("a pattern of {tiles} tiles on {cells} cells needs {entries} entries, more than {MAX_TABLE_ENTRIES}")]
-    TableTooLarge { tiles: usize, cells: usize, entries: u128 },
+    #[error(
+        "a pattern of {tiles} tiles on {cells} cells needs {entries} entries, more than {MAX_TABLE_ENTRIES}"
+    )]
+    TableTooLarge {
+        tiles: usize,
+        cells: usize,
+        entries: u128,
+    },
     #[error("partition {name} is defined for {expected} boards, not {rows}x{cols}")]
-    WrongBoard { name: &'static str, expected: &'static str, rows: usize, cols: usize },
+    WrongBoard {
+        name: &'static str,
+        expected: &'static str,
+        rows: usize,
+        cols: usize,
+    },
     #[error("patterns overlap or name a cell outside the board or the blank's goal cell")]
     BadPartition,
     #[error("stored table is damaged or for another pattern")]
@@ -113,7 +124,11 @@ impl Bits {
             first |= 1 << (row * geometry.cols);
             last |= 1 << (row * geometry.cols + geometry.cols - 1);
         }
-        Bits { cols: geometry.cols, not_first_col: !first, not_last_col: !last }
+        Bits {
+            cols: geometry.cols,
+            not_first_col: !first,
+            not_last_col: !last,
+        }
     }
 
     /// Cells of `free` connected to `seed` (which must be in `free`).
@@ -143,18 +158,30 @@ impl PatternDb {
         }
         let entries = table_entries(cells, tiles);
         if entries > MAX_TABLE_ENTRIES as u128 {
-            return Err(PdbError::TableTooLarge { tiles, cells, entries });
+            return Err(PdbError::TableTooLarge {
+                tiles,
+                cells,
+                entries,
+            });
         }
         Ok(())
     }
 
     /// Builds the table for tiles whose goal cells are `goal_cells` (slot order).
-    pub fn build(geometry: Geometry, goal_cells: &[u8], mut on_layer: impl FnMut(BuildProgress)) -> Result<PatternDb, PdbError> {
+    pub fn build(
+        geometry: Geometry,
+        goal_cells: &[u8],
+        mut on_layer: impl FnMut(BuildProgress),
+    ) -> Result<PatternDb, PdbError> {
         Self::check_size(geometry, goal_cells.len())?;
         let cells = geometry.cells();
         let tiles = goal_cells.len();
         let size = table_entries(cells, tiles) as usize;
-        let board: u64 = if cells == 64 { u64::MAX } else { (1u64 << cells) - 1 };
+        let board: u64 = if cells == 64 {
+            u64::MAX
+        } else {
+            (1u64 << cells) - 1
+        };
         let bits = Bits::new(geometry);
         let mut values = vec![UNSEEN; size];
         // Which blank cells have been reached for each placement (their whole region).
@@ -179,7 +206,12 @@ impl PatternDb {
         let mut positions = [0u8; MAX_CELLS];
         let mut depth = 0u8;
         while !layer.is_empty() {
-            on_layer(BuildProgress { depth, layer_states: layer.len(), placements_filled: filled, placements_total: size });
+            on_layer(BuildProgress {
+                depth,
+                layer_states: layer.len(),
+                placements_filled: filled,
+                placements_total: size,
+            });
             for &entry in &layer {
                 let index = (entry >> 6) as usize;
                 let blank = (entry & 63) as u32;
@@ -191,7 +223,9 @@ impl PatternDb {
                 for slot in 0..tiles {
                     let from = placement[slot];
                     for step in super::Move::ALL {
-                        let Some(to) = geometry.neighbour(from as usize, step) else { continue };
+                        let Some(to) = geometry.neighbour(from as usize, step) else {
+                            continue;
+                        };
                         if region & (1 << to) == 0 {
                             continue;
                         }
@@ -217,7 +251,11 @@ impl PatternDb {
         }
         // Every placement is reachable when some cell is free; none is left unseen.
         debug_assert!(filled == size);
-        Ok(PatternDb { geometry, goal_cells: goal_cells.to_vec(), values })
+        Ok(PatternDb {
+            geometry,
+            goal_cells: goal_cells.to_vec(),
+            values,
+        })
     }
 
     pub fn geometry(&self) -> Geometry {
@@ -241,20 +279,36 @@ impl PatternDb {
 
     /// Serialises the table, with a header naming its pattern and a checksum.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut header = vec![self.geometry.rows as u8, self.geometry.cols as u8, self.goal_cells.len() as u8];
+        let mut header = vec![
+            self.geometry.rows as u8,
+            self.geometry.cols as u8,
+            self.goal_cells.len() as u8,
+        ];
         header.extend_from_slice(&self.goal_cells);
         super::framing::frame(PDB_MAGIC, &header, &self.values)
     }
 
     /// Reads a table written by [`PatternDb::to_bytes`], checking it is the one wanted.
-    pub fn from_bytes(bytes: &[u8], geometry: Geometry, goal_cells: &[u8]) -> Result<PatternDb, PdbError> {
-        let mut header = vec![geometry.rows as u8, geometry.cols as u8, goal_cells.len() as u8];
+    pub fn from_bytes(
+        bytes: &[u8],
+        geometry: Geometry,
+        goal_cells: &[u8],
+    ) -> Result<PatternDb, PdbError> {
+        let mut header = vec![
+            geometry.rows as u8,
+            geometry.cols as u8,
+            goal_cells.len() as u8,
+        ];
         header.extend_from_slice(goal_cells);
         let values = super::framing::unframe(PDB_MAGIC, &header, bytes).ok_or(PdbError::Damaged)?;
         if values.len() as u128 != table_entries(geometry.cells(), goal_cells.len()) {
             return Err(PdbError::Damaged);
         }
-        Ok(PatternDb { geometry, goal_cells: goal_cells.to_vec(), values: values.to_vec() })
+        Ok(PatternDb {
+            geometry,
+            goal_cells: goal_cells.to_vec(),
+            values: values.to_vec(),
+        })
     }
 }
 
@@ -287,7 +341,13 @@ impl PartitionKind {
         }
     }
     pub fn parse(name: &str) -> Option<PartitionKind> {
-        [PartitionKind::SevenEight, PartitionKind::SixSixThree, PartitionKind::SixSixSixSix].into_iter().find(|k| k.name() == name)
+        [
+            PartitionKind::SevenEight,
+            PartitionKind::SixSixThree,
+            PartitionKind::SixSixSixSix,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
     }
     /// The board side this partition is laid out for.
     pub fn side(self) -> usize {
@@ -300,7 +360,12 @@ impl PartitionKind {
 
 impl Partition {
     /// Checks `patterns` are disjoint, on the board and clear of the blank's goal cell.
-    pub fn new(name: &str, geometry: Geometry, blank_goal: usize, patterns: Vec<Vec<u8>>) -> Result<Partition, PdbError> {
+    pub fn new(
+        name: &str,
+        geometry: Geometry,
+        blank_goal: usize,
+        patterns: Vec<Vec<u8>>,
+    ) -> Result<Partition, PdbError> {
         let mut used = 1u64 << blank_goal;
         for &cell in patterns.iter().flatten() {
             if cell as usize >= geometry.cells() || used & (1 << cell) != 0 {
@@ -311,17 +376,29 @@ impl Partition {
         for pattern in &patterns {
             PatternDb::check_size(geometry, pattern.len())?;
         }
-        Ok(Partition { name: name.to_string(), patterns })
+        Ok(Partition {
+            name: name.to_string(),
+            patterns,
+        })
     }
 
     /// The standard layout of `kind` for a goal whose blank sits at `blank_goal`. The
     /// canonical layouts put the blank top-left; other corners reflect them, and a blank
     /// off the corners takes the cells in row-major chunks of the same sizes.
-    pub fn standard(kind: PartitionKind, geometry: Geometry, blank_goal: usize) -> Result<Partition, PdbError> {
+    pub fn standard(
+        kind: PartitionKind,
+        geometry: Geometry,
+        blank_goal: usize,
+    ) -> Result<Partition, PdbError> {
         let side = kind.side();
         if geometry.rows != side || geometry.cols != side {
             let expected = if side == 4 { "4x4" } else { "5x5" };
-            return Err(PdbError::WrongBoard { name: kind.name(), expected, rows: geometry.rows, cols: geometry.cols });
+            return Err(PdbError::WrongBoard {
+                name: kind.name(),
+                expected,
+                rows: geometry.rows,
+                cols: geometry.cols,
+            });
         }
         let canonical: Vec<Vec<(usize, usize)>> = match kind {
             PartitionKind::SevenEight => vec![
@@ -368,7 +445,10 @@ impl Partition {
             {
                 *largest -= 1;
             }
-            sizes.iter().map(|&n| cells.by_ref().take(n).collect()).collect()
+            sizes
+                .iter()
+                .map(|&n| cells.by_ref().take(n).collect())
+                .collect()
         };
         Partition::new(kind.name(), geometry, blank_goal, patterns)
     }
