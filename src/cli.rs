@@ -27,18 +27,72 @@ use crate::search::CancelFlag;
     about = "Solve sliding-tile puzzles with IDA*, A*, BFS, greedy and hill-climbing search"
 )]
 pub struct Cli {
+    /// With no command, `puzzled` runs the service (`serve`) with its defaults.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Run the REST service (embedded SQLite by default).
+    Serve(ServeArgs),
     /// Solve one puzzle, given by flags or as a JSON job request.
     Solve(SolveArgs),
     /// Solve every instance of a suite file and report times and lengths.
     Bench(BenchArgs),
     /// Build (or load) a board's pattern databases ahead of time, with their cost.
     Tables(TablesArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    #[arg(long, env = "PUZZLED_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://puzzled.db")]
+    pub database_url: String,
+    /// Search threads (default: the number of cores)
+    #[arg(long, env = "PUZZLED_WORKERS")]
+    pub workers: Option<usize>,
+    #[arg(long, env = "PUZZLED_MAX_NODES", default_value_t = 200_000_000)]
+    pub max_nodes: u64,
+    #[arg(long, env = "PUZZLED_DEFAULT_TIMEOUT_MS", default_value_t = 30_000)]
+    pub default_timeout_ms: u64,
+    #[arg(long, env = "PUZZLED_MAX_TIMEOUT_MS", default_value_t = 300_000)]
+    pub max_timeout_ms: u64,
+    #[arg(long, env = "PUZZLED_MAX_QUEUED", default_value_t = 1000)]
+    pub max_queued: i64,
+    #[arg(long, env = "PUZZLED_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
+    pub max_body_bytes: usize,
+    #[arg(long, env = "PUZZLED_MAX_BOARD_CELLS", default_value_t = 64)]
+    pub max_board_cells: u64,
+    /// Memory cap per job for stored states (A*, BFS), in MiB
+    #[arg(long, env = "PUZZLED_MAX_JOB_MEMORY_MIB", default_value_t = 2048)]
+    pub max_job_memory_mib: u64,
+    /// Origins allowed to call the API from a browser (repeat or comma-separate)
+    #[arg(long, env = "PUZZLED_CORS_ORIGIN", value_delimiter = ',')]
+    pub cors_origin: Vec<String>,
+    /// Finished jobs are deleted after this many hours
+    #[arg(long, env = "PUZZLED_RETENTION_HOURS", default_value_t = 24)]
+    pub retention_hours: u64,
+    /// Logs as JSON lines instead of text
+    #[arg(long, env = "PUZZLED_LOG_JSON")]
+    pub log_json: bool,
+    /// Where pattern databases are cached
+    #[arg(long, env = "PUZZLED_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+/// `serve`'s flags alone, so a bare `puzzled` gets their defaults and environment.
+#[derive(Parser)]
+struct ServeOnly {
+    #[command(flatten)]
+    args: ServeArgs,
+}
+
+impl Default for ServeArgs {
+    fn default() -> ServeArgs {
+        ServeOnly::parse_from(["puzzled"]).args
+    }
 }
 
 #[derive(Args, Debug)]
@@ -151,6 +205,8 @@ pub enum CliError {
     },
     #[error("{0} claimed-optimal solution(s) differ from the expected length")]
     WrongLengths(usize),
+    #[error("{0}")]
+    Serve(#[from] crate::serve::ServeError),
 }
 
 impl CliError {
@@ -176,6 +232,7 @@ impl SearchArgs {
                 timeout_ms: self.timeout_ms,
             },
             include_boards,
+            priority: None,
         }
     }
 
@@ -186,7 +243,11 @@ impl SearchArgs {
 
 /// Runs the command; `Ok` carries the exit status for outcomes without a plan.
 pub fn run(cli: Cli) -> Result<i32, CliError> {
-    match cli.command {
+    match cli
+        .command
+        .unwrap_or_else(|| Command::Serve(ServeArgs::default()))
+    {
+        Command::Serve(args) => crate::serve::run(args).map(|()| 0).map_err(CliError::Serve),
         Command::Solve(args) => solve(args),
         Command::Bench(args) => bench(args),
         Command::Tables(args) => build_tables(args),
@@ -231,6 +292,7 @@ fn build_tables(args: TablesArgs) -> Result<i32, CliError> {
         weight: None,
         limits: LimitsRequest::default(),
         include_boards: false,
+        priority: None,
     };
     let spec = request.into_spec()?;
     let tables = TableStore::new(Some(args.data_dir.clone().unwrap_or_else(default_data_dir)));

@@ -12,3 +12,4 @@ pub mod http;
 pub mod jobs;
 pub mod puzzles;
 pub mod search;
+pub mod serve;

@@ -1,17 +1,24 @@
-//! The `puzzled` binary: wiring only. `puzzled --help` lists the commands; e.g.
-//! `cargo run --release -- solve --tiles "8 6 7 2 5 4 3 0 1"`.
+//! The `puzzled` binary: wiring only. `puzzled --help` lists the commands; with none,
+//! it runs the service: `cargo run --release`.
+
+use std::io::IsTerminal;
 
 use clap::Parser;
+use puzzled::cli::{Cli, Command};
 use tracing_subscriber::EnvFilter;
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env("PUZZLED_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let cli = puzzled::cli::Cli::parse();
+    let cli = Cli::parse();
+    let json_logs = matches!(&cli.command, Some(Command::Serve(args)) if args.log_json);
+    let filter = EnvFilter::try_from_env("PUZZLED_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json_logs {
+        logs.json().init();
+    } else {
+        logs.with_ansi(std::io::stderr().is_terminal()).init();
+    }
     let code = match puzzled::cli::run(cli) {
         Ok(code) => code,
         Err(error) => {

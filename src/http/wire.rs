@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::jobs::store::{JobRecord, ProgressRecord, Stage};
 use crate::jobs::{
     AlgorithmChoice, HeuristicChoice, JobLimits, JobReport, JobSpec, JobStatus, Objective,
     PuzzleSpec,
@@ -34,6 +35,9 @@ pub struct JobRequest {
     pub limits: LimitsRequest,
     #[serde(default)]
     pub include_boards: bool,
+    /// Higher runs first (service only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -59,9 +63,9 @@ pub enum GoalRequest {
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsRequest {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_nodes: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
 }
 
@@ -80,6 +84,13 @@ pub enum RequestError {
     BadWeight(f64),
     #[error("partition is only meaningful with heuristic pattern-database")]
     PartitionWithoutPdb,
+    #[error("{name} {value} is over this service's cap of {cap}")]
+    OverLimit {
+        field: &'static str,
+        name: &'static str,
+        value: u64,
+        cap: u64,
+    },
 }
 
 fn unknown(field: &'static str, value: &str, expected: &[&str]) -> RequestError {
@@ -226,5 +237,210 @@ impl From<&JobReport> for JobOutcome {
             },
             error,
         }
+    }
+}
+
+impl JobRequest {
+    /// The request as the service understood it, for echoing back.
+    pub fn from_spec(spec: &JobSpec, priority: i64) -> JobRequest {
+        let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
+        let (heuristic, partition) = match spec.heuristic {
+            HeuristicChoice::PatternDatabase(kind) => {
+                ("pattern-database", kind.map(|k| k.name().to_string()))
+            }
+            other => (other.name(), None),
+        };
+        JobRequest {
+            puzzle: PuzzleRequest::Sliding {
+                tiles: puzzle.start().iter().map(|&t| u64::from(t)).collect(),
+                cols: Some(puzzle.geometry().cols),
+                goal: Some(GoalRequest::Tiles(
+                    puzzle.goal().iter().map(|&t| u64::from(t)).collect(),
+                )),
+            },
+            algorithm: Some(spec.algorithm.name().to_string()),
+            heuristic: Some(heuristic.to_string()),
+            partition,
+            objective: Some(spec.objective.name().to_string()),
+            weight: spec.weight.map(|w| f64::from(w.percent()) / 100.0),
+            limits: LimitsRequest {
+                max_nodes: spec.limits.max_nodes,
+                timeout_ms: spec.limits.timeout.map(|t| t.as_millis() as u64),
+            },
+            include_boards: spec.include_boards,
+            priority: Some(priority),
+        }
+    }
+}
+
+/// A job as `GET /v1/jobs/{id}` shows it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JobView {
+    pub id: String,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub request: JobRequest,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub attempts: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<ProgressView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<ResultView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ProgressView {
+    pub nodes_expanded: u64,
+    pub threshold: Option<u32>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ResultView {
+    pub plan: Option<String>,
+    pub length: Option<usize>,
+    pub optimal: bool,
+    pub algorithm: String,
+    pub heuristic: String,
+    pub nodes_expanded: u64,
+    pub nodes_generated: u64,
+    pub unique_states: Option<u64>,
+    pub threshold: Option<u32>,
+    pub elapsed_ms: f64,
+    /// Time from submission to the start of the search.
+    pub queue_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boards: Option<Vec<Vec<u8>>>,
+}
+
+pub fn timestamp(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        .unwrap_or_default()
+}
+
+impl From<&ProgressRecord> for ProgressView {
+    fn from(p: &ProgressRecord) -> ProgressView {
+        ProgressView {
+            nodes_expanded: p.nodes_expanded,
+            threshold: p.threshold,
+            elapsed_ms: p.elapsed_ms,
+        }
+    }
+}
+
+impl From<&JobRecord> for JobView {
+    fn from(job: &JobRecord) -> JobView {
+        let reason = match &job.stage {
+            Stage::Finished(JobStatus::Exhausted(reason)) => Some(reason.name().to_string()),
+            _ => None,
+        };
+        let error = match &job.stage {
+            // The stored message is for the logs; clients get a plain sentence.
+            Stage::Finished(JobStatus::Failed(_)) => {
+                Some("the job failed inside the service; it was not completed".to_string())
+            }
+            _ => None,
+        };
+        let result = job.result.as_ref().map(|r| {
+            let boards = match (&job.spec.puzzle, &r.plan) {
+                (PuzzleSpec::Sliding(puzzle), Some(plan)) if job.spec.include_boards => {
+                    Some(crate::puzzles::sliding::replay(puzzle, plan, true).boards)
+                }
+                _ => None,
+            };
+            ResultView {
+                plan: r.plan.clone(),
+                length: r.length,
+                optimal: r.optimal,
+                algorithm: r.algorithm.clone(),
+                heuristic: r.heuristic.clone(),
+                nodes_expanded: r.nodes_expanded,
+                nodes_generated: r.nodes_generated,
+                unique_states: r.unique_states,
+                threshold: r.threshold,
+                elapsed_ms: r.elapsed_us as f64 / 1e3,
+                queue_ms: job.started_at.map(|s| s - job.created_at),
+                boards,
+            }
+        });
+        JobView {
+            id: job.id.clone(),
+            status: job.stage.name().to_string(),
+            reason,
+            request: JobRequest::from_spec(&job.spec, job.priority),
+            created_at: timestamp(job.created_at),
+            started_at: job.started_at.map(timestamp),
+            finished_at: job.finished_at.map(timestamp),
+            attempts: job.attempts,
+            progress: job.progress.as_ref().map(ProgressView::from),
+            result,
+            error,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JobList {
+    pub jobs: Vec<JobView>,
+    pub next_cursor: Option<String>,
+}
+
+/// `POST /v1/validate` body.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateRequest {
+    pub puzzle: PuzzleRequest,
+    pub plan: String,
+    #[serde(default)]
+    pub include_boards: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StepErrorView {
+    pub step: usize,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ValidateResponse {
+    pub legal: bool,
+    pub solved: bool,
+    pub length: usize,
+    pub error: Option<StepErrorView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boards: Option<Vec<Vec<u8>>>,
+}
+
+impl ValidateRequest {
+    pub fn check(self) -> Result<ValidateResponse, RequestError> {
+        let request = JobRequest {
+            puzzle: self.puzzle,
+            algorithm: None,
+            heuristic: None,
+            partition: None,
+            objective: None,
+            weight: None,
+            limits: LimitsRequest::default(),
+            include_boards: false,
+            priority: None,
+        };
+        let PuzzleSpec::Sliding(puzzle) = request.into_spec()?.puzzle;
+        let replay = crate::puzzles::sliding::replay(&puzzle, &self.plan, self.include_boards);
+        Ok(ValidateResponse {
+            legal: replay.legal,
+            solved: replay.solved,
+            length: replay.length,
+            error: replay.error.map(|e| StepErrorView {
+                step: e.step,
+                reason: e.reason,
+            }),
+            boards: self.include_boards.then_some(replay.boards),
+        })
     }
 }

@@ -3,7 +3,9 @@
 //! tables on disk. Knows the engine and the puzzles; knows nothing of HTTP.
 
 pub mod run;
+pub mod service;
 pub mod spec;
+pub mod store;
 pub mod tables;
 
 pub use run::{ExhaustedReason, JobError, JobReport, JobStatus, Plan, run_job};

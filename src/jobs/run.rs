@@ -10,7 +10,7 @@ use super::tables::{TableError, TableStore};
 use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
 use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
-use crate::puzzles::sliding::{self, Evaluator, Geometry, SlidingDomain, SlidingPuzzle};
+use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
 use crate::search::{
     self, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight,
 };
@@ -114,7 +114,7 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
     let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
     let geometry = puzzle.geometry();
     let heuristic = match spec.heuristic {
-        HeuristicChoice::Auto => auto_heuristic(puzzle),
+        HeuristicChoice::Auto => auto_heuristic(puzzle, tables),
         other => other,
     };
     // Parity proves an unsolvable board at once; it needs no tables built for it.
@@ -155,39 +155,43 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
     })
 }
 
-fn auto_heuristic(puzzle: &SlidingPuzzle) -> HeuristicChoice {
+/// The strongest heuristic that needs no long build: exact tables (milliseconds to
+/// build) on tiny boards, pattern databases only once their tables are ready, and
+/// linear conflict otherwise. `puzzled tables` (or the service at start-up) builds them.
+fn auto_heuristic(puzzle: &SlidingPuzzle, tables: &TableStore) -> HeuristicChoice {
     let geometry = puzzle.geometry();
-    let square_side = geometry.is_square().then_some(geometry.rows);
-    if geometry.cells() <= MAX_EXACT_CELLS || matches!(square_side, Some(4 | 5)) {
-        HeuristicChoice::PatternDatabase(None)
-    } else {
-        HeuristicChoice::LinearConflict
+    if geometry.cells() <= MAX_EXACT_CELLS {
+        return HeuristicChoice::PatternDatabase(None);
+    }
+    let blank_goal = puzzle.goal().iter().position(|&t| t == 0).unwrap_or(0);
+    let ready = |kind: PartitionKind| {
+        Partition::standard(kind, geometry, blank_goal).is_ok_and(|p| {
+            p.patterns
+                .iter()
+                .all(|cells| tables.has_pattern_db(geometry, cells))
+        })
+    };
+    let candidates: &[PartitionKind] = match (geometry.rows, geometry.cols) {
+        (4, 4) => &[PartitionKind::SevenEight, PartitionKind::SixSixThree],
+        (5, 5) => &[PartitionKind::SixSixSixSix],
+        _ => &[],
+    };
+    match candidates.iter().copied().find(|&kind| ready(kind)) {
+        Some(kind) => HeuristicChoice::PatternDatabase(Some(kind)),
+        None => HeuristicChoice::LinearConflict,
     }
 }
 
-/// The default partition for a board: on 4×4, 7-8 once its tables exist (they take
-/// minutes to build; `puzzled tables build` makes them) and 6-6-3 until then; 6-6-6-6 on 5×5.
-pub fn default_partition(
-    geometry: Geometry,
-    blank_goal: usize,
-    tables: &TableStore,
-) -> Option<PartitionKind> {
-    match (geometry.rows, geometry.cols) {
-        (4, 4) => {
-            let strong = Partition::standard(PartitionKind::SevenEight, geometry, blank_goal)
-                .is_ok_and(|p| {
-                    p.patterns
-                        .iter()
-                        .all(|cells| tables.has_pattern_db(geometry, cells))
-                });
-            Some(if strong {
-                PartitionKind::SevenEight
-            } else {
-                PartitionKind::SixSixThree
-            })
-        }
-        (5, 5) => Some(PartitionKind::SixSixSixSix),
-        _ => None,
+/// The partition `pattern-database` means when none is named: the strongest ready one,
+/// or the smallest that can be built (6-6-3 on 4×4, 6-6-6-6 on 5×5).
+fn default_partition(puzzle: &SlidingPuzzle, tables: &TableStore) -> Option<PartitionKind> {
+    match auto_heuristic(puzzle, tables) {
+        HeuristicChoice::PatternDatabase(Some(kind)) => Some(kind),
+        _ => match (puzzle.geometry().rows, puzzle.geometry().cols) {
+            (4, 4) => Some(PartitionKind::SixSixThree),
+            (5, 5) => Some(PartitionKind::SixSixSixSix),
+            _ => None,
+        },
     }
 }
 
@@ -214,7 +218,7 @@ fn sliding_evaluator(
             };
             let blank_goal = puzzle.goal().iter().position(|&t| t == 0).unwrap_or(0);
             let kind = kind
-                .or_else(|| default_partition(geometry, blank_goal, tables))
+                .or_else(|| default_partition(puzzle, tables))
                 .ok_or_else(|| {
                     unavailable(
                         "pattern databases are laid out for 3x3 (exact), 4x4 and 5x5 boards".into(),

@@ -1,0 +1,208 @@
+//! RFC 9457 problem details: every error the service answers, mapped once, here.
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use super::wire::RequestError;
+use crate::jobs::JobError;
+use crate::jobs::service::SubmitError;
+use crate::jobs::store::StoreError;
+
+#[derive(Debug, Serialize)]
+pub struct Problem {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: &'static str,
+    pub status: u16,
+    pub detail: String,
+    /// JSON pointer to the offending request field, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    #[serde(skip)]
+    retry_after: Option<u64>,
+}
+
+impl Problem {
+    pub fn new(
+        status: StatusCode,
+        slug: &str,
+        title: &'static str,
+        detail: impl Into<String>,
+    ) -> Problem {
+        Problem {
+            kind: format!("https://puzzled.dev/problems/{slug}"),
+            title,
+            status: status.as_u16(),
+            detail: detail.into(),
+            pointer: None,
+            retry_after: None,
+        }
+    }
+    pub fn at(mut self, pointer: &str) -> Problem {
+        self.pointer = Some(pointer.to_string());
+        self
+    }
+    pub fn not_found(what: &str) -> Problem {
+        Problem::new(
+            StatusCode::NOT_FOUND,
+            "not-found",
+            "Not found",
+            format!("no {what}"),
+        )
+    }
+    pub fn retry_after(mut self, seconds: u64) -> Problem {
+        self.retry_after = Some(seconds);
+        self
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let retry_after = self.retry_after;
+        let mut response = (status, Json(self)).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if let Some(seconds) = retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+impl From<JsonRejection> for Problem {
+    fn from(rejection: JsonRejection) -> Problem {
+        match rejection {
+            JsonRejection::MissingJsonContentType(_) => Problem::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                "Unsupported media type",
+                "send the request body as JSON with Content-Type: application/json",
+            ),
+            JsonRejection::JsonSyntaxError(e) => Problem::new(
+                StatusCode::BAD_REQUEST,
+                "malformed-json",
+                "Malformed JSON",
+                e.body_text(),
+            ),
+            JsonRejection::JsonDataError(e) => Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-request",
+                "Invalid request",
+                e.body_text(),
+            ),
+            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => Problem::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too-large",
+                "Request body too large",
+                other.body_text(),
+            ),
+            other => Problem::new(
+                StatusCode::BAD_REQUEST,
+                "bad-request",
+                "Bad request",
+                other.body_text(),
+            ),
+        }
+    }
+}
+
+impl From<QueryRejection> for Problem {
+    fn from(rejection: QueryRejection) -> Problem {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-query",
+            "Bad query string",
+            rejection.body_text(),
+        )
+    }
+}
+
+impl From<RequestError> for Problem {
+    fn from(error: RequestError) -> Problem {
+        let pointer = match &error {
+            RequestError::Board(e) if e.to_string().starts_with("goal") => "/puzzle/goal",
+            RequestError::Board(_) => "/puzzle/tiles",
+            RequestError::UnknownName { field, .. } => match *field {
+                "algorithm" => "/algorithm",
+                "heuristic" => "/heuristic",
+                "partition" => "/partition",
+                _ => "/objective",
+            },
+            RequestError::BadWeight(_) => "/weight",
+            RequestError::PartitionWithoutPdb => "/partition",
+            RequestError::OverLimit { field, .. } => field,
+        };
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-request",
+            "Invalid request",
+            error.to_string(),
+        )
+        .at(pointer)
+    }
+}
+
+impl From<StoreError> for Problem {
+    fn from(error: StoreError) -> Problem {
+        match error {
+            StoreError::IdempotencyConflict => Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency-conflict",
+                "Idempotency key reused",
+                "this Idempotency-Key was used with a different request body",
+            ),
+            other => {
+                // Details stay in the log; the client learns the store is unavailable.
+                tracing::error!(error = %other, "store error");
+                Problem::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "unavailable",
+                    "Service unavailable",
+                    "the job store is unavailable",
+                )
+                .retry_after(5)
+            }
+        }
+    }
+}
+
+impl From<SubmitError> for Problem {
+    fn from(error: SubmitError) -> Problem {
+        match error {
+            SubmitError::QueueFull(_) => Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "queue-full",
+                "Queue full",
+                error.to_string(),
+            )
+            .retry_after(5),
+            SubmitError::ShuttingDown => Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting-down",
+                "Shutting down",
+                error.to_string(),
+            )
+            .retry_after(5),
+            SubmitError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<JobError> for Problem {
+    fn from(error: JobError) -> Problem {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unavailable-heuristic",
+            "Heuristic unavailable",
+            error.to_string(),
+        )
+        .at("/heuristic")
+    }
+}

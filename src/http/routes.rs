@@ -1,0 +1,523 @@
+//! Route handlers: parse, call the job service, answer. Nothing else.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, extract::FromRequest};
+use futures_util::Stream;
+use serde::Deserialize;
+use tokio::sync::broadcast;
+
+use super::AppState;
+use super::problem::Problem;
+use super::wire::{
+    self, JobList, JobRequest, JobView, ProgressView, RequestError, ValidateRequest,
+};
+use crate::jobs::service::JobEvent;
+use crate::jobs::store::{CancelOutcome, DeleteOutcome, JobRecord, NewJob};
+use crate::jobs::{AlgorithmChoice, HeuristicChoice, JobSpec, PuzzleSpec};
+
+/// JSON body whose rejections become problem+json.
+pub struct Body<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = Problem;
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Problem> {
+        let Json(value) = Json::<T>::from_request(req, state)
+            .await
+            .map_err(|e: JsonRejection| Problem::from(e))?;
+        Ok(Body(value))
+    }
+}
+
+pub const MAX_WAIT_SECONDS: u64 = 60;
+
+/// Applies the service's caps: absent limits take the caps, larger ones are refused.
+fn capped(state: &AppState, request: JobRequest) -> Result<(JobSpec, i64), Problem> {
+    let priority = request.priority.unwrap_or(0);
+    let mut spec = request.into_spec()?;
+    let caps = &state.caps;
+    let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
+    let cells = puzzle.geometry().cells() as u64;
+    if cells > caps.max_board_cells {
+        return Err(RequestError::OverLimit {
+            field: "/puzzle/tiles",
+            name: "board size",
+            value: cells,
+            cap: caps.max_board_cells,
+        }
+        .into());
+    }
+    let max_nodes = spec.limits.max_nodes.unwrap_or(caps.max_nodes);
+    if max_nodes > caps.max_nodes {
+        return Err(RequestError::OverLimit {
+            field: "/limits/max_nodes",
+            name: "max_nodes",
+            value: max_nodes,
+            cap: caps.max_nodes,
+        }
+        .into());
+    }
+    let timeout_ms = spec
+        .limits
+        .timeout
+        .map_or(caps.default_timeout_ms, |t| t.as_millis() as u64);
+    if timeout_ms > caps.max_timeout_ms {
+        return Err(RequestError::OverLimit {
+            field: "/limits/timeout_ms",
+            name: "timeout_ms",
+            value: timeout_ms,
+            cap: caps.max_timeout_ms,
+        }
+        .into());
+    }
+    spec.limits.max_nodes = Some(max_nodes);
+    spec.limits.timeout = Some(Duration::from_millis(timeout_ms));
+    spec.limits.max_memory_bytes = Some(caps.max_memory_bytes);
+    Ok((spec, priority))
+}
+
+/// A stable fingerprint of the request, to tell an honest retry from a reused key.
+fn fingerprint(request: &JobRequest) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let canonical = serde_json::to_string(request).unwrap_or_default();
+    let mut hasher = DefaultHasher::new();
+    canonical.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+async fn submit(
+    state: &AppState,
+    headers: &HeaderMap,
+    request: JobRequest,
+) -> Result<(JobRecord, bool), Problem> {
+    let idempotency_key = match headers.get("idempotency-key") {
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .filter(|k| !k.is_empty() && k.len() <= 255)
+                .ok_or_else(|| {
+                    Problem::new(
+                        StatusCode::BAD_REQUEST,
+                        "bad-idempotency-key",
+                        "Bad Idempotency-Key",
+                        "use 1 to 255 visible ASCII characters",
+                    )
+                })?
+                .to_string(),
+        ),
+        None => None,
+    };
+    let request_hash = idempotency_key.as_ref().map(|_| fingerprint(&request));
+    let (spec, priority) = capped(state, request)?;
+    Ok(state
+        .service
+        .submit(NewJob {
+            spec,
+            priority,
+            idempotency_key,
+            request_hash,
+        })
+        .await?)
+}
+
+fn accepted(job: &JobRecord) -> Response {
+    let location = format!("/v1/jobs/{}", job.id);
+    let mut response = (StatusCode::ACCEPTED, Json(JobView::from(job))).into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+pub async fn create_job(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Body(request): Body<JobRequest>,
+) -> Result<Response, Problem> {
+    let (job, _) = submit(&state, &headers, request).await?;
+    Ok(accepted(&job))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitQuery {
+    wait: Option<u64>,
+}
+
+async fn load(state: &AppState, id: &str) -> Result<JobRecord, Problem> {
+    state
+        .service
+        .store()
+        .get(id)
+        .await?
+        .ok_or_else(|| Problem::not_found("job with this id"))
+}
+
+/// Waits up to `wait` for the job to finish; returns it as it then is.
+async fn wait_for_end(state: &AppState, id: &str, wait: Duration) -> Result<JobRecord, Problem> {
+    let mut events = state.service.subscribe();
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        // Subscribed before reading, so an end between the read and the wait is not missed.
+        let job = load(state, id).await?;
+        if job.stage.is_terminal() {
+            return Ok(job);
+        }
+        loop {
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                Err(_) => return Ok(job),
+                Ok(Ok(JobEvent::Changed { id: changed })) if changed == id => break,
+                Ok(Ok(_)) => continue,
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => break,
+                Ok(Err(broadcast::error::RecvError::Closed)) => return Ok(job),
+            }
+        }
+    }
+}
+
+pub async fn get_job(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    query: Result<Query<WaitQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<JobView>, Problem> {
+    let Query(query) = query?;
+    let job = match query.wait {
+        Some(seconds) if seconds > 0 => {
+            wait_for_end(
+                &state,
+                &id,
+                Duration::from_secs(seconds.min(MAX_WAIT_SECONDS)),
+            )
+            .await?
+        }
+        _ => load(&state, &id).await?,
+    };
+    Ok(Json(JobView::from(&job)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    status: Option<String>,
+    limit: Option<i64>,
+    cursor: Option<String>,
+}
+
+const STATUSES: [&str; 7] = [
+    "queued",
+    "running",
+    "solved",
+    "unsolvable",
+    "exhausted",
+    "cancelled",
+    "failed",
+];
+
+pub async fn list_jobs(
+    State(state): State<Arc<AppState>>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<JobList>, Problem> {
+    let Query(query) = query?;
+    if let Some(status) = &query.status
+        && !STATUSES.contains(&status.as_str())
+    {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-query",
+            "Bad query string",
+            format!(
+                "unknown status '{status}'; expected one of: {}",
+                STATUSES.join(", ")
+            ),
+        ));
+    }
+    let limit = query.limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        return Err(Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-query",
+            "Bad query string",
+            "limit must be between 1 and 100",
+        ));
+    }
+    let bad_cursor = || {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-query",
+            "Bad query string",
+            "cursor is not one this service issued",
+        )
+    };
+    let after = match &query.cursor {
+        Some(cursor) => {
+            let (time, id) = cursor.split_once('_').ok_or_else(bad_cursor)?;
+            Some((
+                time.parse::<i64>().map_err(|_| bad_cursor())?,
+                id.to_string(),
+            ))
+        }
+        None => None,
+    };
+    let jobs = state
+        .service
+        .store()
+        .list(query.status.as_deref(), limit + 1, after)
+        .await?;
+    let more = jobs.len() as i64 > limit;
+    let page = &jobs[..jobs.len().min(limit as usize)];
+    let next_cursor = if more {
+        page.last().map(|j| format!("{}_{}", j.created_at, j.id))
+    } else {
+        None
+    };
+    Ok(Json(JobList {
+        jobs: page.iter().map(JobView::from).collect(),
+        next_cursor,
+    }))
+}
+
+pub async fn cancel_job(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Problem> {
+    let outcome = state.service.cancel(&id).await?;
+    let job = match outcome {
+        CancelOutcome::NotFound => return Err(Problem::not_found("job with this id")),
+        CancelOutcome::StopRequested => wait_for_end(&state, &id, Duration::from_secs(1)).await?,
+        _ => load(&state, &id).await?,
+    };
+    let status = match outcome {
+        CancelOutcome::AlreadyFinished => StatusCode::OK,
+        _ => StatusCode::ACCEPTED,
+    };
+    let mut response = (status, Json(JobView::from(&job))).into_response();
+    let note = match outcome {
+        CancelOutcome::AlreadyFinished => "already-finished",
+        CancelOutcome::CancelledQueued => "cancelled",
+        _ => "stop-requested",
+    };
+    response
+        .headers_mut()
+        .insert("x-cancel-outcome", HeaderValue::from_static(note));
+    Ok(response)
+}
+
+pub async fn delete_job(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, Problem> {
+    if let CancelOutcome::StopRequested = state.service.cancel(&id).await? {
+        wait_for_end(&state, &id, Duration::from_secs(5)).await?;
+    }
+    match state.service.store().delete(&id).await? {
+        DeleteOutcome::Deleted => Ok(StatusCode::NO_CONTENT),
+        DeleteOutcome::NotFound => Err(Problem::not_found("job with this id")),
+        DeleteOutcome::NotFinished => Err(Problem::new(
+            StatusCode::CONFLICT,
+            "still-running",
+            "Job still running",
+            "the job did not stop in time; try again",
+        )),
+    }
+}
+
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
+    let receiver = state.service.subscribe();
+    let job = load(&state, &id).await?;
+    let stream = futures_util::stream::unfold(
+        (
+            Some(state),
+            receiver,
+            Some(job),
+            false,
+            None::<tokio::time::Instant>,
+        ),
+        move |(state, mut receiver, first, done, mut last_progress)| {
+            let id = id.clone();
+            async move {
+                let state = state?;
+                if done {
+                    return None;
+                }
+                if let Some(job) = first {
+                    let terminal = job.stage.is_terminal();
+                    let event = job_event(&job, terminal);
+                    return Some((
+                        Ok(event),
+                        (Some(state), receiver, None, terminal, last_progress),
+                    ));
+                }
+                loop {
+                    match receiver.recv().await {
+                        Ok(JobEvent::Progress { id: of, progress }) if of == id => {
+                            // At most four progress events a second.
+                            let now = tokio::time::Instant::now();
+                            if last_progress.is_some_and(|t| now - t < Duration::from_millis(250)) {
+                                continue;
+                            }
+                            last_progress = Some(now);
+                            let data = serde_json::to_string(&ProgressView::from(&progress))
+                                .unwrap_or_default();
+                            let event = Event::default().event("progress").data(data);
+                            return Some((
+                                Ok(event),
+                                (Some(state), receiver, None, false, last_progress),
+                            ));
+                        }
+                        Ok(JobEvent::Changed { id: of }) if of == id => {
+                            let job = state.service.store().get(&id).await.ok().flatten()?;
+                            let terminal = job.stage.is_terminal();
+                            return Some((
+                                Ok(job_event(&job, terminal)),
+                                (Some(state), receiver, None, terminal, last_progress),
+                            ));
+                        }
+                        Ok(_) => continue,
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            let job = state.service.store().get(&id).await.ok().flatten()?;
+                            let terminal = job.stage.is_terminal();
+                            return Some((
+                                Ok(job_event(&job, terminal)),
+                                (Some(state), receiver, None, terminal, last_progress),
+                            ));
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
+            }
+        },
+    );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// `status` on a transition, `finished` (with the whole job) at the end.
+fn job_event(job: &JobRecord, terminal: bool) -> Event {
+    let view = JobView::from(job);
+    let data = serde_json::to_string(&view).unwrap_or_default();
+    Event::default()
+        .event(if terminal { "finished" } else { "status" })
+        .data(data)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolveQuery {
+    wait_ms: Option<u64>,
+}
+
+pub async fn solve(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    query: Result<Query<SolveQuery>, axum::extract::rejection::QueryRejection>,
+    Body(request): Body<JobRequest>,
+) -> Result<Response, Problem> {
+    let Query(query) = query?;
+    let wait = Duration::from_millis(query.wait_ms.unwrap_or(10_000).min(MAX_WAIT_SECONDS * 1000));
+    let (job, _) = submit(&state, &headers, request).await?;
+    let job = wait_for_end(&state, &job.id, wait).await?;
+    if job.stage.is_terminal() {
+        Ok((StatusCode::OK, Json(JobView::from(&job))).into_response())
+    } else {
+        Ok(accepted(&job))
+    }
+}
+
+pub async fn validate(
+    Body(request): Body<ValidateRequest>,
+) -> Result<Json<wire::ValidateResponse>, Problem> {
+    Ok(Json(request.check()?))
+}
+
+pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
+    let algorithms: Vec<&str> = AlgorithmChoice::ALL.iter().map(|a| a.name()).collect();
+    let tables = state.service.tables();
+    let ready_4x4: Vec<&str> = ["7-8", "6-6-3"]
+        .into_iter()
+        .filter(|name| partition_ready(tables, name, 4, 15))
+        .collect();
+    let ready_5x5: Vec<&str> = ["6-6-6-6"]
+        .into_iter()
+        .filter(|name| partition_ready(tables, name, 5, 24))
+        .collect();
+    Json(serde_json::json!({
+        "puzzles": {
+            "sliding": {
+                "algorithms": algorithms,
+                "heuristics": HeuristicChoice::NAMES,
+                "partitions": {"4x4": ["7-8", "6-6-3"], "5x5": ["6-6-6-6"]},
+                "ready_tables": {"4x4 blank-last": ready_4x4, "5x5 blank-last": ready_5x5},
+                "objectives": ["optimal", "any"],
+                "defaults": {"algorithm": "auto", "heuristic": "auto", "objective": "optimal", "goal": "blank-last"},
+                "board": {"min_side": 2, "max_side": 8, "max_cells": state.caps.max_board_cells},
+            }
+        },
+        "limits": {
+            "max_nodes": state.caps.max_nodes,
+            "default_timeout_ms": state.caps.default_timeout_ms,
+            "max_timeout_ms": state.caps.max_timeout_ms,
+            "max_body_bytes": state.caps.max_body_bytes,
+            "max_queued_jobs": state.service.config().max_queued,
+            "max_wait_seconds": MAX_WAIT_SECONDS,
+        },
+    }))
+}
+
+fn partition_ready(
+    tables: &crate::jobs::TableStore,
+    name: &str,
+    side: usize,
+    blank_goal: usize,
+) -> bool {
+    use crate::puzzles::sliding::Geometry;
+    use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
+    let geometry = Geometry {
+        rows: side,
+        cols: side,
+    };
+    PartitionKind::parse(name)
+        .and_then(|kind| Partition::standard(kind, geometry, blank_goal).ok())
+        .is_some_and(|p| {
+            p.patterns
+                .iter()
+                .all(|cells| tables.has_pattern_db(geometry, cells))
+        })
+}
+
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<&'static str, Problem> {
+    if state.service.is_stopping() {
+        return Err(Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting-down",
+            "Shutting down",
+            "the service is shutting down",
+        ));
+    }
+    state.service.store().ping().await?;
+    Ok("ready")
+}
+
+pub async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/yaml")], super::OPENAPI)
+}
+
+pub async fn not_found() -> Problem {
+    Problem::not_found("route here; see /openapi.yaml")
+}

@@ -1,0 +1,608 @@
+//! The job store: one `jobs` table is both the queue and the resource clients read.
+//! Embedded SQLite (WAL, busy timeout); specs and results live in explicit columns.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
+use sqlx::{Row, SqlitePool};
+
+use super::run::{JobReport, JobStatus};
+use super::spec::{AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec};
+use crate::puzzles::sliding::pdb::PartitionKind;
+use crate::puzzles::sliding::{GoalSpec, SlidingPuzzle};
+use crate::search::Weight;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("idempotency key reused with a different request")]
+    IdempotencyConflict,
+    #[error("stored job {id} is unreadable: {why}")]
+    Corrupt { id: String, why: String },
+}
+
+/// Where a job is in its life.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Queued,
+    Running,
+    Finished(JobStatus),
+}
+
+impl Stage {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Stage::Queued => "queued",
+            Stage::Running => "running",
+            Stage::Finished(status) => status.name(),
+        }
+    }
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Stage::Finished(_))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgressRecord {
+    pub nodes_expanded: u64,
+    pub threshold: Option<u32>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultRecord {
+    pub algorithm: String,
+    pub heuristic: String,
+    pub plan: Option<String>,
+    pub length: Option<usize>,
+    pub optimal: bool,
+    pub nodes_expanded: u64,
+    pub nodes_generated: u64,
+    pub unique_states: Option<u64>,
+    pub threshold: Option<u32>,
+    pub elapsed_us: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct JobRecord {
+    pub id: String,
+    pub stage: Stage,
+    pub priority: i64,
+    pub spec: JobSpec,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    pub attempts: i64,
+    pub progress: Option<ProgressRecord>,
+    pub result: Option<ResultRecord>,
+    pub error: Option<String>,
+}
+
+pub struct NewJob {
+    pub spec: JobSpec,
+    pub priority: i64,
+    pub idempotency_key: Option<String>,
+    /// Fingerprint of the request body, to tell an honest retry from a reused key.
+    pub request_hash: Option<String>,
+}
+
+/// What cancelling did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// Was queued: it will never run.
+    CancelledQueued,
+    /// Is running: its search has been asked to stop.
+    StopRequested,
+    /// Had finished already; nothing changed.
+    AlreadyFinished,
+    NotFound,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    Deleted,
+    NotFinished,
+    NotFound,
+}
+
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[derive(Clone)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+/// The columns [`record`] reads, as a literal so queries stay static strings.
+macro_rules! columns {
+    () => {
+        "id, status, reason, priority, puzzle_type, tiles, cols, goal, algorithm, heuristic, partition_kind, objective, \
+    weight_percent, max_nodes, timeout_ms, include_boards, created_at, started_at, finished_at, attempts, progress_nodes, \
+    progress_threshold, progress_elapsed_ms, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, nodes_expanded, \
+    nodes_generated, unique_states, threshold, elapsed_us, error"
+    };
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `url` and applies migrations.
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Store { pool })
+    }
+
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Inserts a job, or returns the one an earlier request with the same key made.
+    /// `Ok((record, created))`.
+    pub async fn insert(&self, job: NewJob) -> Result<(JobRecord, bool), StoreError> {
+        if let Some(key) = &job.idempotency_key
+            && let Some(existing) = self
+                .by_idempotency_key(key, job.request_hash.as_deref())
+                .await?
+        {
+            return Ok((existing, false));
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let columns = SpecColumns::from(&job.spec);
+        let inserted = sqlx::query(
+            "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, algorithm, heuristic, partition_kind, objective, \
+             weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
+             VALUES (?, 'queued', ?, 'sliding', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(job.priority)
+        .bind(&columns.tiles)
+        .bind(columns.cols)
+        .bind(&columns.goal)
+        .bind(columns.algorithm)
+        .bind(columns.heuristic)
+        .bind(columns.partition)
+        .bind(columns.objective)
+        .bind(columns.weight_percent)
+        .bind(columns.max_nodes)
+        .bind(columns.timeout_ms)
+        .bind(job.spec.include_boards)
+        .bind(&job.idempotency_key)
+        .bind(&job.request_hash)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await;
+        match inserted {
+            Ok(_) => {}
+            // Two retries raced: the other one's insert won; answer with it.
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                if let Some(key) = &job.idempotency_key
+                    && let Some(existing) = self
+                        .by_idempotency_key(key, job.request_hash.as_deref())
+                        .await?
+                {
+                    return Ok((existing, false));
+                }
+                return Err(sqlx::Error::Database(e).into());
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let record = self.get(&id).await?.ok_or_else(|| StoreError::Corrupt {
+            id,
+            why: "vanished after insert".into(),
+        })?;
+        Ok((record, true))
+    }
+
+    async fn by_idempotency_key(
+        &self,
+        key: &str,
+        hash: Option<&str>,
+    ) -> Result<Option<JobRecord>, StoreError> {
+        let row = sqlx::query("SELECT id, request_hash FROM jobs WHERE idempotency_key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let stored: Option<String> = row.try_get("request_hash")?;
+        if stored.as_deref() != hash {
+            return Err(StoreError::IdempotencyConflict);
+        }
+        let id: String = row.try_get("id")?;
+        self.get(&id).await
+    }
+
+    pub async fn get(&self, id: &str) -> Result<Option<JobRecord>, StoreError> {
+        let row = sqlx::query(concat!("SELECT ", columns!(), " FROM jobs WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| record(&r)).transpose()
+    }
+
+    pub async fn count_queued(&self) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query("SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'")
+                .fetch_one(&self.pool)
+                .await?
+                .try_get("n")?,
+        )
+    }
+
+    /// Newest first; `after` is the (created_at, id) of the last job of the previous page.
+    pub async fn list(
+        &self,
+        status: Option<&str>,
+        limit: i64,
+        after: Option<(i64, String)>,
+    ) -> Result<Vec<JobRecord>, StoreError> {
+        let (after_time, after_id) = after.unwrap_or((i64::MAX, String::new()));
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            columns!(),
+            " FROM jobs WHERE (? IS NULL OR status = ?) \
+             AND (created_at < ? OR (created_at = ? AND (? = '' OR id < ?))) \
+             ORDER BY created_at DESC, id DESC LIMIT ?"
+        ))
+        .bind(status)
+        .bind(status)
+        .bind(after_time)
+        .bind(after_time)
+        .bind(&after_id)
+        .bind(&after_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(record).collect()
+    }
+
+    /// Claims the most urgent queued job: highest priority, then oldest.
+    pub async fn claim(&self) -> Result<Option<JobRecord>, StoreError> {
+        let row = sqlx::query(
+            "UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 \
+             WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY priority DESC, created_at, id LIMIT 1) \
+             AND status = 'queued' RETURNING id",
+        )
+        .bind(now_ms())
+        .fetch_optional(&self.pool)
+        .await?;
+        match row {
+            Some(row) => self.get(&row.try_get::<String, _>("id")?).await,
+            None => Ok(None),
+        }
+    }
+
+    pub async fn save_progress(
+        &self,
+        id: &str,
+        progress: &ProgressRecord,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE jobs SET progress_nodes = ?, progress_threshold = ?, progress_elapsed_ms = ? WHERE id = ? AND status = 'running'",
+        )
+        .bind(progress.nodes_expanded as i64)
+        .bind(progress.threshold.map(i64::from))
+        .bind(progress.elapsed_ms as i64)
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records a running job's end. Only a running job can finish.
+    pub async fn finish(&self, id: &str, report: &JobReport) -> Result<(), StoreError> {
+        let reason = match &report.status {
+            JobStatus::Exhausted(reason) => Some(reason.name()),
+            _ => None,
+        };
+        let error = match &report.status {
+            JobStatus::Failed(why) => Some(why.as_str()),
+            _ => None,
+        };
+        sqlx::query(
+            "UPDATE jobs SET status = ?, reason = ?, finished_at = ?, resolved_algorithm = ?, resolved_heuristic = ?, plan = ?, \
+             plan_length = ?, optimal = ?, nodes_expanded = ?, nodes_generated = ?, unique_states = ?, threshold = ?, elapsed_us = ?, \
+             error = ? WHERE id = ? AND status = 'running'",
+        )
+        .bind(report.status.name())
+        .bind(reason)
+        .bind(now_ms())
+        .bind(report.algorithm.name())
+        .bind(report.heuristic.name())
+        .bind(report.plan.as_ref().map(|p| p.text.as_str()))
+        .bind(report.plan.as_ref().map(|p| p.length as i64))
+        .bind(report.optimal)
+        .bind(report.stats.nodes_expanded as i64)
+        .bind(report.stats.nodes_generated as i64)
+        .bind(report.stats.unique_states.map(|n| n as i64))
+        .bind(report.stats.bound.map(i64::from))
+        .bind(report.stats.elapsed.as_micros() as i64)
+        .bind(error)
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Ends a running job as failed with a message for the logs.
+    pub async fn fail(&self, id: &str, why: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE jobs SET status = 'failed', finished_at = ?, error = ? WHERE id = ? AND status IN ('queued', 'running')")
+            .bind(now_ms())
+            .bind(why)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Puts a running job back in the queue without using up an attempt (shutdown).
+    pub async fn requeue(&self, id: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE jobs SET status = 'queued', started_at = NULL, attempts = MAX(attempts - 1, 0), progress_nodes = NULL, \
+             progress_threshold = NULL, progress_elapsed_ms = NULL WHERE id = ? AND status = 'running'",
+        )
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn cancel(&self, id: &str) -> Result<CancelOutcome, StoreError> {
+        let queued = sqlx::query("UPDATE jobs SET status = 'cancelled', finished_at = ? WHERE id = ? AND status = 'queued'")
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if queued.rows_affected() == 1 {
+            return Ok(CancelOutcome::CancelledQueued);
+        }
+        let running =
+            sqlx::query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running'")
+                .bind(id)
+                .execute(&self.pool)
+                .await?;
+        if running.rows_affected() == 1 {
+            return Ok(CancelOutcome::StopRequested);
+        }
+        Ok(match self.get(id).await? {
+            Some(_) => CancelOutcome::AlreadyFinished,
+            None => CancelOutcome::NotFound,
+        })
+    }
+
+    pub async fn cancel_requested(&self, id: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT cancel_requested FROM jobs WHERE id = ?")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match row {
+            Some(row) => row.try_get::<bool, _>("cancel_requested")?,
+            None => false,
+        })
+    }
+
+    pub async fn delete(&self, id: &str) -> Result<DeleteOutcome, StoreError> {
+        let deleted =
+            sqlx::query("DELETE FROM jobs WHERE id = ? AND status NOT IN ('queued', 'running')")
+                .bind(id)
+                .execute(&self.pool)
+                .await?;
+        if deleted.rows_affected() == 1 {
+            return Ok(DeleteOutcome::Deleted);
+        }
+        Ok(match self.get(id).await? {
+            Some(_) => DeleteOutcome::NotFinished,
+            None => DeleteOutcome::NotFound,
+        })
+    }
+
+    /// After a crash: jobs left running go back to the queue, or fail once they have
+    /// used `max_attempts`. Returns (requeued, failed).
+    pub async fn recover(&self, max_attempts: i64) -> Result<(u64, u64), StoreError> {
+        let failed = sqlx::query(
+            "UPDATE jobs SET status = 'failed', finished_at = ?, error = 'the job was interrupted too many times' \
+             WHERE status = 'running' AND attempts >= ?",
+        )
+        .bind(now_ms())
+        .bind(max_attempts)
+        .execute(&self.pool)
+        .await?;
+        let requeued = sqlx::query(
+            "UPDATE jobs SET status = 'queued', started_at = NULL, progress_nodes = NULL, progress_threshold = NULL, \
+             progress_elapsed_ms = NULL WHERE status = 'running'",
+        )
+        .execute(&self.pool)
+        .await?;
+        Ok((requeued.rows_affected(), failed.rows_affected()))
+    }
+
+    /// Deletes finished jobs older than `cutoff_ms`, a batch at a time.
+    pub async fn prune(&self, cutoff_ms: i64, batch: i64) -> Result<u64, StoreError> {
+        let mut total = 0;
+        loop {
+            let deleted = sqlx::query(
+                "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status NOT IN ('queued', 'running') AND finished_at < ? LIMIT ?)",
+            )
+            .bind(cutoff_ms)
+            .bind(batch)
+            .execute(&self.pool)
+            .await?;
+            total += deleted.rows_affected();
+            if deleted.rows_affected() < batch as u64 {
+                return Ok(total);
+            }
+        }
+    }
+}
+
+/// A spec as stored: names and numbers, parsed back by [`spec_from_columns`].
+struct SpecColumns {
+    tiles: String,
+    cols: i64,
+    goal: String,
+    algorithm: &'static str,
+    heuristic: &'static str,
+    partition: Option<&'static str>,
+    objective: &'static str,
+    weight_percent: Option<i64>,
+    max_nodes: Option<i64>,
+    timeout_ms: Option<i64>,
+}
+
+fn join(tiles: &[u8]) -> String {
+    tiles
+        .iter()
+        .map(u8::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl From<&JobSpec> for SpecColumns {
+    fn from(spec: &JobSpec) -> SpecColumns {
+        let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
+        SpecColumns {
+            tiles: join(puzzle.start()),
+            cols: puzzle.geometry().cols as i64,
+            goal: join(puzzle.goal()),
+            algorithm: spec.algorithm.name(),
+            heuristic: spec.heuristic.name(),
+            partition: match spec.heuristic {
+                HeuristicChoice::PatternDatabase(kind) => kind.map(PartitionKind::name),
+                _ => None,
+            },
+            objective: spec.objective.name(),
+            weight_percent: spec.weight.map(|w| i64::from(w.percent())),
+            max_nodes: spec.limits.max_nodes.map(|n| n as i64),
+            timeout_ms: spec.limits.timeout.map(|t| t.as_millis() as i64),
+        }
+    }
+}
+
+fn numbers(text: &str) -> Option<Vec<u64>> {
+    text.split_whitespace().map(|t| t.parse().ok()).collect()
+}
+
+fn record(row: &SqliteRow) -> Result<JobRecord, StoreError> {
+    let id: String = row.try_get("id")?;
+    let corrupt = |why: &str| StoreError::Corrupt {
+        id: id.clone(),
+        why: why.to_string(),
+    };
+    let tiles = numbers(&row.try_get::<String, _>("tiles")?).ok_or_else(|| corrupt("tiles"))?;
+    let goal = numbers(&row.try_get::<String, _>("goal")?).ok_or_else(|| corrupt("goal"))?;
+    let cols: i64 = row.try_get("cols")?;
+    let puzzle = SlidingPuzzle::new(&tiles, Some(cols as usize), &GoalSpec::Tiles(goal))
+        .map_err(|e| corrupt(&e.to_string()))?;
+    let partition = row
+        .try_get::<Option<String>, _>("partition_kind")?
+        .and_then(|p| PartitionKind::parse(&p));
+    let spec = JobSpec {
+        puzzle: PuzzleSpec::Sliding(puzzle),
+        algorithm: AlgorithmChoice::parse(&row.try_get::<String, _>("algorithm")?)
+            .ok_or_else(|| corrupt("algorithm"))?,
+        heuristic: HeuristicChoice::parse(&row.try_get::<String, _>("heuristic")?, partition)
+            .ok_or_else(|| corrupt("heuristic"))?,
+        objective: Objective::parse(&row.try_get::<String, _>("objective")?)
+            .ok_or_else(|| corrupt("objective"))?,
+        weight: row
+            .try_get::<Option<i64>, _>("weight_percent")?
+            .map(|w| Weight::from_percent(w as u32)),
+        limits: JobLimits {
+            max_nodes: row
+                .try_get::<Option<i64>, _>("max_nodes")?
+                .map(|n| n as u64),
+            timeout: row
+                .try_get::<Option<i64>, _>("timeout_ms")?
+                .map(|t| Duration::from_millis(t as u64)),
+            max_memory_bytes: None,
+        },
+        include_boards: row.try_get("include_boards")?,
+    };
+    let status: String = row.try_get("status")?;
+    let reason: Option<String> = row.try_get("reason")?;
+    let error: Option<String> = row.try_get("error")?;
+    let stage = match status.as_str() {
+        "queued" => Stage::Queued,
+        "running" => Stage::Running,
+        "solved" => Stage::Finished(JobStatus::Solved),
+        "unsolvable" => Stage::Finished(JobStatus::Unsolvable),
+        "cancelled" => Stage::Finished(JobStatus::Cancelled),
+        "failed" => Stage::Finished(JobStatus::Failed(error.clone().unwrap_or_default())),
+        "exhausted" => {
+            use super::run::ExhaustedReason::*;
+            let reason = match reason.as_deref() {
+                Some("node_limit") => NodeLimit,
+                Some("timeout") => Timeout,
+                Some("memory_limit") => MemoryLimit,
+                _ => GaveUp,
+            };
+            Stage::Finished(JobStatus::Exhausted(reason))
+        }
+        _ => return Err(corrupt("status")),
+    };
+    let progress = match row.try_get::<Option<i64>, _>("progress_nodes")? {
+        Some(nodes) if stage == Stage::Running => Some(ProgressRecord {
+            nodes_expanded: nodes as u64,
+            threshold: row
+                .try_get::<Option<i64>, _>("progress_threshold")?
+                .map(|t| t as u32),
+            elapsed_ms: row
+                .try_get::<Option<i64>, _>("progress_elapsed_ms")?
+                .unwrap_or(0) as u64,
+        }),
+        _ => None,
+    };
+    let result = match row.try_get::<Option<String>, _>("resolved_algorithm")? {
+        Some(algorithm) if stage.is_terminal() => Some(ResultRecord {
+            algorithm,
+            heuristic: row
+                .try_get::<Option<String>, _>("resolved_heuristic")?
+                .unwrap_or_default(),
+            plan: row.try_get("plan")?,
+            length: row
+                .try_get::<Option<i64>, _>("plan_length")?
+                .map(|l| l as usize),
+            optimal: row.try_get::<Option<bool>, _>("optimal")?.unwrap_or(false),
+            nodes_expanded: row
+                .try_get::<Option<i64>, _>("nodes_expanded")?
+                .unwrap_or(0) as u64,
+            nodes_generated: row
+                .try_get::<Option<i64>, _>("nodes_generated")?
+                .unwrap_or(0) as u64,
+            unique_states: row
+                .try_get::<Option<i64>, _>("unique_states")?
+                .map(|n| n as u64),
+            threshold: row
+                .try_get::<Option<i64>, _>("threshold")?
+                .map(|t| t as u32),
+            elapsed_us: row.try_get::<Option<i64>, _>("elapsed_us")?.unwrap_or(0) as u64,
+        }),
+        _ => None,
+    };
+    Ok(JobRecord {
+        stage,
+        priority: row.try_get("priority")?,
+        spec,
+        created_at: row.try_get("created_at")?,
+        started_at: row.try_get("started_at")?,
+        finished_at: row.try_get("finished_at")?,
+        attempts: row.try_get("attempts")?,
+        progress,
+        result,
+        error,
+        id,
+    })
+}

@@ -1,0 +1,142 @@
+//! `puzzled serve`: store → job service → worker pool → HTTP, and a clean stop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::ServeArgs;
+use crate::http::{self, AppState, Caps};
+use crate::jobs::TableStore;
+use crate::jobs::service::{JobService, ServiceConfig};
+use crate::jobs::store::{Store, StoreError, now_ms};
+use crate::jobs::tables::default_data_dir;
+use crate::puzzles::sliding::Geometry;
+use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot open the job store {url}: {error}")]
+    Store { url: String, error: StoreError },
+    #[error("cannot listen on {bind}: {error}")]
+    Bind { bind: String, error: std::io::Error },
+    #[error("the server stopped: {0}")]
+    Server(std::io::Error),
+}
+
+pub fn run(args: ServeArgs) -> Result<(), ServeError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?
+        .block_on(serve(args))
+}
+
+async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    let store = Store::open(&args.database_url)
+        .await
+        .map_err(|error| ServeError::Store {
+            url: args.database_url.clone(),
+            error,
+        })?;
+    let tables = Arc::new(TableStore::new(Some(
+        args.data_dir.clone().unwrap_or_else(default_data_dir),
+    )));
+    let workers = args
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let config = ServiceConfig {
+        workers,
+        max_queued: args.max_queued,
+        max_attempts: 3,
+        shutdown_grace: Duration::from_secs(10),
+    };
+    let service = JobService::new(store.clone(), Arc::clone(&tables), config);
+    let listener = tokio::net::TcpListener::bind(&args.bind)
+        .await
+        .map_err(|error| ServeError::Bind {
+            bind: args.bind.clone(),
+            error,
+        })?;
+    let address = listener.local_addr().map_err(ServeError::Server)?;
+    tracing::info!(%address, workers, database = %args.database_url, "puzzled listening");
+
+    let worker_loop = tokio::spawn(Arc::clone(&service).run_workers());
+    tokio::task::spawn_blocking(move || warm_tables(&tables));
+    tokio::spawn(prune_forever(
+        store,
+        Duration::from_secs(args.retention_hours * 3600),
+    ));
+
+    let caps = Caps {
+        max_nodes: args.max_nodes,
+        default_timeout_ms: args.default_timeout_ms.min(args.max_timeout_ms),
+        max_timeout_ms: args.max_timeout_ms,
+        max_body_bytes: args.max_body_bytes,
+        max_board_cells: args.max_board_cells,
+        max_memory_bytes: args.max_job_memory_mib * 1024 * 1024,
+        cors_origins: args.cors_origin.clone(),
+    };
+    let app = http::router(Arc::new(AppState {
+        service: Arc::clone(&service),
+        caps,
+    }));
+    let stopping = Arc::clone(&service);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: no new jobs; running ones get a grace period");
+            stopping.shutdown().await;
+        })
+        .await
+        .map_err(ServeError::Server)?;
+    worker_loop.abort();
+    Ok(())
+}
+
+/// Builds the small 4×4 tables (6-6-3, seconds) in the background so `auto` can use
+/// them; the 7-8 and 5×5 tables are left to `puzzled tables`.
+fn warm_tables(tables: &TableStore) {
+    let geometry = Geometry { rows: 4, cols: 4 };
+    for blank_goal in [15, 0] {
+        if let Ok(partition) = Partition::standard(PartitionKind::SixSixThree, geometry, blank_goal)
+        {
+            for cells in &partition.patterns {
+                if let Err(error) = tables.pattern_db(geometry, cells) {
+                    tracing::warn!(%error, "building a pattern database failed");
+                }
+            }
+        }
+    }
+}
+
+async fn prune_forever(store: Store, retention: Duration) {
+    let mut tick = tokio::time::interval(Duration::from_secs(600));
+    loop {
+        tick.tick().await;
+        let cutoff = now_ms() - retention.as_millis() as i64;
+        match store.prune(cutoff, 500).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "pruned finished jobs"),
+            Err(error) => tracing::warn!(%error, "pruning failed"),
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => return ctrl_c.await.unwrap_or(()),
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await.unwrap_or(());
+}

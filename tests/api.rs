@@ -1,0 +1,481 @@
+//! The REST service end to end: the real binary on a random port with a fresh
+//! SQLite file per test, driven over HTTP.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+struct Server {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+}
+
+impl Server {
+    fn start_in(dir: PathBuf, extra: &[&str]) -> Server {
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let database = format!("sqlite://{}", dir.join("jobs.db").display());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_puzzled"))
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--database-url",
+                &database,
+                "--workers",
+                "2",
+            ])
+            .args(extra)
+            .env("PUZZLED_DATA_DIR", dir.join("tables"))
+            .env("PUZZLED_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("server starts");
+        // The server logs its address once it listens.
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let address = loop {
+            let line = lines
+                .next()
+                .expect("server exited before listening")
+                .expect("log line");
+            if let Some(rest) = line.split("address=").nth(1) {
+                break rest.split_whitespace().next().expect("address").to_string();
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server {
+            child,
+            base: format!("http://{address}"),
+            dir,
+        }
+    }
+
+    fn start(name: &str) -> Server {
+        let dir = std::env::temp_dir().join(format!("puzzled-api-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        Server::start_in(dir, &[])
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(90))
+        .build()
+        .expect("client")
+}
+
+async fn post(
+    server: &Server,
+    path: &str,
+    body: Value,
+) -> (u16, Value, reqwest::header::HeaderMap) {
+    let response = client()
+        .post(server.url(path))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (
+        status,
+        response.json().await.unwrap_or(Value::Null),
+        headers,
+    )
+}
+
+async fn get(server: &Server, path: &str) -> (u16, Value) {
+    let response = client()
+        .get(server.url(path))
+        .send()
+        .await
+        .expect("request");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+const KORF_88: [u64; 16] = [15, 2, 12, 11, 14, 13, 9, 5, 1, 3, 8, 7, 0, 10, 6, 4];
+
+fn hard_job() -> Value {
+    json!({"puzzle": {"type": "sliding", "tiles": KORF_88, "goal": "blank-first"}, "algorithm": "ida-star", "heuristic": "manhattan"})
+}
+
+#[tokio::test]
+async fn a_submitted_job_is_solved_optimally_and_its_plan_replays() {
+    let server = Server::start("submit");
+    let body = json!({"puzzle": {"type": "sliding", "tiles": [8, 6, 7, 2, 5, 4, 3, 0, 1]}, "include_boards": true});
+    let (status, job, headers) = post(&server, "/v1/jobs", body).await;
+    assert_eq!(status, 202);
+    let id = job["id"].as_str().expect("id");
+    assert_eq!(headers["location"], format!("/v1/jobs/{id}").as_str());
+    let (status, done) = get(&server, &format!("/v1/jobs/{id}?wait=30")).await;
+    assert_eq!(status, 200);
+    assert_eq!(done["status"], "solved");
+    assert_eq!(done["attempts"], 1);
+    let result = &done["result"];
+    assert_eq!(
+        (result["length"].as_u64(), result["optimal"].as_bool()),
+        (Some(31), Some(true))
+    );
+    assert_eq!(result["boards"].as_array().map(Vec::len), Some(31));
+    assert_eq!(result["boards"][30], json!([1, 2, 3, 4, 5, 6, 7, 8, 0]));
+    assert!(done["started_at"].is_string() && done["finished_at"].is_string());
+    let (_, check, _) = post(&server, "/v1/validate", json!({"puzzle": {"type": "sliding", "tiles": [8, 6, 7, 2, 5, 4, 3, 0, 1]}, "plan": result["plan"]})).await;
+    assert_eq!(
+        (check["legal"].as_bool(), check["solved"].as_bool()),
+        (Some(true), Some(true))
+    );
+}
+
+#[tokio::test]
+async fn solve_answers_synchronously_and_validate_explains_bad_plans() {
+    let server = Server::start("solve");
+    let (status, job, _) = post(
+        &server,
+        "/v1/solve",
+        json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 0, 7, 8]}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(job["result"]["plan"], "rr");
+    let (status, check, _) = post(&server, "/v1/validate", json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 0, 7, 8]}, "plan": "rd", "include_boards": true})).await;
+    assert_eq!(status, 200);
+    assert_eq!(check["legal"], false);
+    assert_eq!(check["error"]["step"], 2);
+    assert_eq!(check["boards"].as_array().map(Vec::len), Some(1));
+    let (status, unsolvable, _) = post(
+        &server,
+        "/v1/solve",
+        json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 8, 7, 0]}}),
+    )
+    .await;
+    assert_eq!(
+        (status, unsolvable["status"].as_str()),
+        (200, Some("unsolvable")),
+        "parity is an outcome, not an error"
+    );
+}
+
+#[tokio::test]
+async fn errors_are_problem_json_with_the_right_status() {
+    let server = Server::start("errors");
+    let http = client();
+    let raw = |body: &'static str, content_type: &'static str| {
+        http.post(server.url("/v1/jobs"))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+    };
+    let cases = [
+        (raw("{", "application/json").await.expect("send"), 400, "malformed-json"),
+        (raw("{}", "text/plain").await.expect("send"), 415, "unsupported-media-type"),
+        (raw(r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,3]}}"#, "application/json").await.expect("send"), 422, "invalid-request"),
+        (raw(r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"limits":{"max_nodes":999999999999}}"#, "application/json").await.expect("send"), 422, "invalid-request"),
+        (http.get(server.url("/v1/jobs/no-such-job")).send().await.expect("send"), 404, "not-found"),
+        (http.get(server.url("/v2/nothing")).send().await.expect("send"), 404, "not-found"),
+        (http.get(server.url("/v1/jobs?status=sleeping")).send().await.expect("send"), 400, "bad-query"),
+        (http.post(server.url("/v1/jobs")).header("content-type", "application/json").body(vec![b' '; 200 * 1024]).send().await.expect("send"), 413, "too-large"),
+    ];
+    for (response, status, kind) in cases {
+        assert_eq!(response.status().as_u16(), status, "{kind}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/problem+json",
+            "{kind}"
+        );
+        let problem: Value = response.json().await.expect("problem body");
+        assert_eq!(problem["status"], status);
+        assert!(
+            problem["type"].as_str().is_some_and(|t| t.ends_with(kind)),
+            "{problem}"
+        );
+        assert!(problem["detail"].as_str().is_some_and(|d| !d.is_empty()));
+    }
+    let (_, problem, _) = post(
+        &server,
+        "/v1/jobs",
+        json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 0], "goal": [0, 1, 1, 2]}}),
+    )
+    .await;
+    assert_eq!(problem["pointer"], "/puzzle/goal");
+}
+
+#[tokio::test]
+async fn a_running_job_is_cancelled_within_a_second_and_frees_its_worker() {
+    let server = Server::start("cancel");
+    let (_, job, _) = post(&server, "/v1/jobs", hard_job()).await;
+    let id = job["id"].as_str().expect("id").to_string();
+    // Wait until it runs: the events stream says so.
+    let mut stream = client()
+        .get(server.url(&format!("/v1/jobs/{id}/events")))
+        .send()
+        .await
+        .expect("sse");
+    let mut seen = String::new();
+    while !seen.contains("event: progress") {
+        let chunk = stream.chunk().await.expect("chunk").expect("stream open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let started = std::time::Instant::now();
+    let (status, cancelled, _) = post(&server, &format!("/v1/jobs/{id}/cancel"), json!({})).await;
+    assert_eq!(status, 202);
+    assert_eq!(
+        cancelled["status"], "cancelled",
+        "the cancel answer waits up to a second for the stop"
+    );
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(
+        cancelled["result"]["nodes_expanded"]
+            .as_u64()
+            .is_some_and(|n| n > 0)
+    );
+    // The stream ends with the final event.
+    while let Some(chunk) = stream.chunk().await.expect("chunk") {
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(seen.contains("event: finished"), "{seen}");
+    // Cancelling again changes nothing, and says so.
+    let response = client()
+        .post(server.url(&format!("/v1/jobs/{id}/cancel")))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.headers()["x-cancel-outcome"], "already-finished");
+    // The worker is free again.
+    let (status, quick, _) = post(
+        &server,
+        "/v1/solve",
+        json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 7, 0, 8]}}),
+    )
+    .await;
+    assert_eq!((status, quick["status"].as_str()), (200, Some("solved")));
+}
+
+#[tokio::test]
+async fn limits_end_jobs_exhausted() {
+    let server = Server::start("limits");
+    let mut body = hard_job();
+    body["limits"] = json!({"max_nodes": 10000});
+    let (_, job, _) = post(&server, "/v1/solve", body).await;
+    assert_eq!(
+        (job["status"].as_str(), job["reason"].as_str()),
+        (Some("exhausted"), Some("node_limit"))
+    );
+    assert_eq!(job["result"]["nodes_expanded"], 10000);
+    let mut body = hard_job();
+    body["limits"] = json!({"timeout_ms": 200});
+    let (_, job, _) = post(&server, "/v1/solve", body).await;
+    assert_eq!(
+        (job["status"].as_str(), job["reason"].as_str()),
+        (Some("exhausted"), Some("timeout"))
+    );
+}
+
+#[tokio::test]
+async fn idempotent_retries_make_one_job() {
+    let server = Server::start("idempotency");
+    let body = json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 7, 0, 8]}});
+    let send = |body: Value| {
+        client()
+            .post(server.url("/v1/jobs"))
+            .header("idempotency-key", "retry-1")
+            .json(&body)
+            .send()
+    };
+    let first: Value = send(body.clone())
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    let second: Value = send(body.clone())
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(first["id"], second["id"]);
+    let conflict =
+        send(json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 0, 7, 8]}}))
+            .await
+            .expect("send");
+    assert_eq!(conflict.status().as_u16(), 422);
+    let (_, list) = get(&server, "/v1/jobs").await;
+    assert_eq!(list["jobs"].as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test]
+async fn a_hundred_concurrent_submissions_all_finish_and_list_pages_through_them() {
+    let server = Server::start("concurrent");
+    let submissions = (0..100).map(|i| {
+        let tiles = if i % 2 == 0 {
+            json!([1, 2, 3, 4, 5, 6, 7, 0, 8])
+        } else {
+            json!([4, 1, 3, 7, 2, 6, 0, 5, 8])
+        };
+        let url = server.url("/v1/jobs");
+        async move {
+            client()
+                .post(url)
+                .json(&json!({"puzzle": {"type": "sliding", "tiles": tiles}}))
+                .send()
+                .await
+                .expect("send")
+                .status()
+                .as_u16()
+        }
+    });
+    let statuses = futures_util::future::join_all(submissions).await;
+    assert!(statuses.iter().all(|&s| s == 202), "{statuses:?}");
+    let mut ids = std::collections::HashSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/v1/jobs?limit=30&cursor={c}"),
+            None => "/v1/jobs?limit=30".to_string(),
+        };
+        let (_, page) = get(&server, &path).await;
+        for job in page["jobs"].as_array().expect("jobs") {
+            let id = job["id"].as_str().expect("id").to_string();
+            let (_, done) = get(&server, &format!("/v1/jobs/{id}?wait=30")).await;
+            assert_eq!(done["status"], "solved", "{done}");
+            assert!(ids.insert(id), "a job listed twice");
+        }
+        cursor = page["next_cursor"].as_str().map(str::to_string);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(ids.len(), 100);
+    let (_, solved) = get(&server, "/v1/jobs?status=solved&limit=100").await;
+    assert_eq!(solved["jobs"].as_array().map(Vec::len), Some(100));
+}
+
+#[tokio::test]
+async fn finished_jobs_can_be_deleted() {
+    let server = Server::start("delete");
+    let (_, job, _) = post(
+        &server,
+        "/v1/solve",
+        json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 7, 0, 8]}}),
+    )
+    .await;
+    let path = format!("/v1/jobs/{}", job["id"].as_str().expect("id"));
+    let deleted = client()
+        .delete(server.url(&path))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(deleted.status().as_u16(), 204);
+    assert_eq!(get(&server, &path).await.0, 404);
+}
+
+#[tokio::test]
+async fn service_routes_describe_themselves() {
+    let server = Server::start("meta");
+    assert_eq!(
+        client()
+            .get(server.url("/healthz"))
+            .send()
+            .await
+            .expect("send")
+            .status()
+            .as_u16(),
+        200
+    );
+    assert_eq!(
+        client()
+            .get(server.url("/readyz"))
+            .send()
+            .await
+            .expect("send")
+            .status()
+            .as_u16(),
+        200
+    );
+    let (_, caps) = get(&server, "/v1/capabilities").await;
+    assert!(
+        caps["puzzles"]["sliding"]["algorithms"]
+            .as_array()
+            .is_some_and(|a| a.contains(&json!("ida-star")))
+    );
+    assert_eq!(caps["limits"]["max_wait_seconds"], 60);
+    let spec = client()
+        .get(server.url("/openapi.yaml"))
+        .send()
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("text");
+    // Every route the router serves is described in the contract.
+    for path in [
+        "/v1/jobs:",
+        "/v1/jobs/{id}:",
+        "/v1/jobs/{id}/cancel:",
+        "/v1/jobs/{id}/events:",
+        "/v1/solve:",
+        "/v1/validate:",
+        "/v1/capabilities:",
+        "/healthz:",
+        "/readyz:",
+        "/openapi.yaml:",
+    ] {
+        assert!(
+            spec.contains(&format!("  {path}")),
+            "openapi.yaml lacks {path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_job_running_when_the_server_is_killed_finishes_after_restart() {
+    let dir = std::env::temp_dir().join(format!("puzzled-api-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut server = Server::start_in(dir.clone(), &[]);
+    // Long enough to be running when killed, short enough to finish after restart.
+    let mut body = hard_job();
+    body["limits"] = json!({"max_nodes": 3_000_000});
+    let (_, job, _) = post(&server, "/v1/jobs", body).await;
+    let id = job["id"].as_str().expect("id").to_string();
+    let mut stream = client()
+        .get(server.url(&format!("/v1/jobs/{id}/events")))
+        .send()
+        .await
+        .expect("sse");
+    let mut seen = String::new();
+    while !seen.contains("event: progress") {
+        let chunk = stream.chunk().await.expect("chunk").expect("open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    server.child.kill().expect("SIGKILL");
+    server.child.wait().expect("reaped");
+    drop(stream);
+    let restarted = Server::start_in(server.dir.clone(), &[]);
+    std::mem::forget(server);
+    let (_, done) = get(&restarted, &format!("/v1/jobs/{id}?wait=60")).await;
+    assert_eq!(
+        (done["status"].as_str(), done["reason"].as_str()),
+        (Some("exhausted"), Some("node_limit")),
+        "{done}"
+    );
+    assert_eq!(done["attempts"], 2);
+}
