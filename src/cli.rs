@@ -77,6 +77,12 @@ pub struct ServeArgs {
     /// Logs as JSON lines instead of text
     #[arg(long, env = "PUZZLED_LOG_JSON")]
     pub log_json: bool,
+    /// Build the 4x4 6-6-3 tables in the background at start-up (true or false)
+    #[arg(long, env = "PUZZLED_WARM_TABLES", default_value_t = true, action = clap::ArgAction::Set)]
+    pub warm_tables: bool,
+    /// On SIGTERM, how long running jobs may finish before they are put back in the queue
+    #[arg(long, env = "PUZZLED_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    pub shutdown_grace_ms: u64,
     /// Where pattern databases are cached
     #[arg(long, env = "PUZZLED_DATA_DIR")]
     pub data_dir: Option<PathBuf>,

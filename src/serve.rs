@@ -62,7 +62,9 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     tracing::info!(%address, workers, database = %args.database_url, "puzzled listening");
 
     let worker_loop = tokio::spawn(Arc::clone(&service).run_workers());
-    tokio::task::spawn_blocking(move || warm_tables(&tables));
+    if args.warm_tables {
+        tokio::task::spawn_blocking(move || warm_tables(&tables));
+    }
     tokio::spawn(prune_forever(
         store,
         Duration::from_secs(args.retention_hours * 3600),

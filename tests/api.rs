@@ -31,6 +31,8 @@ impl Server {
             .args(extra)
             .env("PUZZLED_DATA_DIR", dir.join("tables"))
             .env("PUZZLED_LOG", "info")
+            // Building tables in the background would only slow the tests down.
+            .env("PUZZLED_WARM_TABLES", "false")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -478,4 +480,81 @@ async fn a_job_running_when_the_server_is_killed_finishes_after_restart() {
         "{done}"
     );
     assert_eq!(done["attempts"], 2);
+}
+
+#[tokio::test]
+async fn a_full_queue_answers_503_with_retry_after_and_loses_nothing_accepted() {
+    let dir = std::env::temp_dir().join(format!("puzzled-api-full-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let server = Server::start_in(dir, &["--max-queued", "1"]);
+    let mut accepted = Vec::new();
+    // Two workers and one queue place: the fourth submission at the latest is refused.
+    let refusal = loop {
+        assert!(accepted.len() < 4, "the queue never filled");
+        let response = client()
+            .post(server.url("/v1/jobs"))
+            .json(&hard_job())
+            .send()
+            .await
+            .expect("send");
+        if response.status().as_u16() == 503 {
+            break response;
+        }
+        assert_eq!(response.status().as_u16(), 202);
+        let job: Value = response.json().await.expect("json");
+        accepted.push(job["id"].as_str().expect("id").to_string());
+    };
+    assert_eq!(refusal.headers()["retry-after"], "5");
+    let problem: Value = refusal.json().await.expect("problem");
+    assert!(
+        problem["type"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("queue-full"))
+    );
+    for id in &accepted {
+        let (status, job) = get(&server, &format!("/v1/jobs/{id}")).await;
+        assert_eq!(status, 200);
+        assert!(
+            matches!(job["status"].as_str(), Some("queued" | "running")),
+            "{job}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt() {
+    let dir = std::env::temp_dir().join(format!("puzzled-api-sigterm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut server = Server::start_in(dir.clone(), &["--shutdown-grace-ms", "100"]);
+    let mut body = hard_job();
+    body["limits"] = json!({"max_nodes": 3_000_000});
+    let (_, job, _) = post(&server, "/v1/jobs", body).await;
+    let id = job["id"].as_str().expect("id").to_string();
+    let mut stream = client()
+        .get(server.url(&format!("/v1/jobs/{id}/events")))
+        .send()
+        .await
+        .expect("sse");
+    let mut seen = String::new();
+    while !seen.contains("event: progress") {
+        let chunk = stream.chunk().await.expect("chunk").expect("open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    drop(stream);
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(term.success());
+    let exit = server.child.wait().expect("server exits");
+    assert!(exit.success(), "a clean stop: {exit:?}");
+    let restarted = Server::start_in(server.dir.clone(), &[]);
+    std::mem::forget(server);
+    let (_, done) = get(&restarted, &format!("/v1/jobs/{id}?wait=60")).await;
+    assert_eq!(
+        (done["status"].as_str(), done["reason"].as_str()),
+        (Some("exhausted"), Some("node_limit")),
+        "{done}"
+    );
+    assert_eq!(done["attempts"], 1, "a drained job keeps its attempt");
 }
