@@ -119,6 +119,27 @@ fn hard_job() -> Value {
     json!({"puzzle": {"type": "sliding", "tiles": KORF_88, "goal": "blank-first"}, "algorithm": "ida-star", "heuristic": "manhattan"})
 }
 
+/// Submits a hard job capped at `max_nodes` and returns once its search is running.
+async fn start_running_job(server: &Server, max_nodes: Option<u64>) -> String {
+    let mut body = hard_job();
+    if let Some(max_nodes) = max_nodes {
+        body["limits"] = json!({"max_nodes": max_nodes});
+    }
+    let (_, job, _) = post(server, "/v1/jobs", body).await;
+    let id = job["id"].as_str().expect("id").to_string();
+    let mut stream = client()
+        .get(server.url(&format!("/v1/jobs/{id}/events")))
+        .send()
+        .await
+        .expect("sse");
+    let mut seen = String::new();
+    while !seen.contains("event: progress") {
+        let chunk = stream.chunk().await.expect("chunk").expect("stream open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    id
+}
+
 #[tokio::test]
 async fn a_submitted_job_is_solved_optimally_and_its_plan_replays() {
     let server = Server::start("submit");
@@ -454,23 +475,9 @@ async fn a_job_running_when_the_server_is_killed_finishes_after_restart() {
     let _ = std::fs::remove_dir_all(&dir);
     let mut server = Server::start_in(dir.clone(), &[]);
     // Long enough to be running when killed, short enough to finish after restart.
-    let mut body = hard_job();
-    body["limits"] = json!({"max_nodes": 3_000_000});
-    let (_, job, _) = post(&server, "/v1/jobs", body).await;
-    let id = job["id"].as_str().expect("id").to_string();
-    let mut stream = client()
-        .get(server.url(&format!("/v1/jobs/{id}/events")))
-        .send()
-        .await
-        .expect("sse");
-    let mut seen = String::new();
-    while !seen.contains("event: progress") {
-        let chunk = stream.chunk().await.expect("chunk").expect("open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let id = start_running_job(&server, Some(3_000_000)).await;
     server.child.kill().expect("SIGKILL");
     server.child.wait().expect("reaped");
-    drop(stream);
     let restarted = Server::start_in(server.dir.clone(), &[]);
     std::mem::forget(server);
     let (_, done) = get(&restarted, &format!("/v1/jobs/{id}?wait=60")).await;
@@ -526,21 +533,7 @@ async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt() 
     let dir = std::env::temp_dir().join(format!("puzzled-api-sigterm-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut server = Server::start_in(dir.clone(), &["--shutdown-grace-ms", "100"]);
-    let mut body = hard_job();
-    body["limits"] = json!({"max_nodes": 3_000_000});
-    let (_, job, _) = post(&server, "/v1/jobs", body).await;
-    let id = job["id"].as_str().expect("id").to_string();
-    let mut stream = client()
-        .get(server.url(&format!("/v1/jobs/{id}/events")))
-        .send()
-        .await
-        .expect("sse");
-    let mut seen = String::new();
-    while !seen.contains("event: progress") {
-        let chunk = stream.chunk().await.expect("chunk").expect("open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    drop(stream);
+    let id = start_running_job(&server, Some(3_000_000)).await;
     let term = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()
