@@ -6,6 +6,20 @@
 //! - [`jobs`]: validated job specs, running a job end to end, the on-disk table store.
 //! - [`http`]: the wire types (JSON), shared by the service and the CLI's `--json`.
 //! - [`cli`]: the `puzzled` command line.
+//!
+//! Solving a puzzle without the service:
+//!
+//! ```
+//! use puzzled::puzzles::sliding::{Evaluator, GoalSpec, SlidingDomain, SlidingPuzzle, plan_text, replay};
+//! use puzzled::search::{Algorithm, Budget, Outcome, Weight, solve};
+//!
+//! let puzzle = SlidingPuzzle::new(&[1, 2, 3, 4, 0, 6, 7, 5, 8], None, &GoalSpec::BlankLast).unwrap();
+//! let domain = SlidingDomain::new(&puzzle, Evaluator::Manhattan);
+//! let report = solve(&domain, Algorithm::IdaStar { weight: Weight::ONE }, &mut Budget::unlimited());
+//! let Outcome::Solved(solution) = report.outcome else { panic!("solvable") };
+//! assert_eq!(plan_text(&solution.actions), "dr");
+//! assert!(report.proved_optimal && replay(&puzzle, "dr", false).solved);
+//! ```
 
 pub mod cli;
 pub mod http;
