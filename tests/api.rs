@@ -119,8 +119,12 @@ fn hard_job() -> Value {
     json!({"puzzle": {"type": "sliding", "tiles": KORF_88, "goal": "blank-first"}, "algorithm": "ida-star", "heuristic": "manhattan"})
 }
 
-/// Submits a hard job capped at `max_nodes` and returns once its search is running.
-async fn start_running_job(server: &Server, max_nodes: Option<u64>) -> String {
+/// Submits a hard job capped at `max_nodes` and returns once its search is running:
+/// its id, its still-open event stream, and what the stream has said so far.
+async fn start_running_job(
+    server: &Server,
+    max_nodes: Option<u64>,
+) -> (String, reqwest::Response, String) {
     let mut body = hard_job();
     if let Some(max_nodes) = max_nodes {
         body["limits"] = json!({"max_nodes": max_nodes});
@@ -137,7 +141,7 @@ async fn start_running_job(server: &Server, max_nodes: Option<u64>) -> String {
         let chunk = stream.chunk().await.expect("chunk").expect("stream open");
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
-    id
+    (id, stream, seen)
 }
 
 #[tokio::test]
@@ -243,19 +247,7 @@ async fn errors_are_problem_json_with_the_right_status() {
 #[tokio::test]
 async fn a_running_job_is_cancelled_within_a_second_and_frees_its_worker() {
     let server = Server::start("cancel");
-    let (_, job, _) = post(&server, "/v1/jobs", hard_job()).await;
-    let id = job["id"].as_str().expect("id").to_string();
-    // Wait until it runs: the events stream says so.
-    let mut stream = client()
-        .get(server.url(&format!("/v1/jobs/{id}/events")))
-        .send()
-        .await
-        .expect("sse");
-    let mut seen = String::new();
-    while !seen.contains("event: progress") {
-        let chunk = stream.chunk().await.expect("chunk").expect("stream open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let (id, mut stream, mut seen) = start_running_job(&server, None).await;
     let started = std::time::Instant::now();
     let (status, cancelled, _) = post(&server, &format!("/v1/jobs/{id}/cancel"), json!({})).await;
     assert_eq!(status, 202);
@@ -475,7 +467,7 @@ async fn a_job_running_when_the_server_is_killed_finishes_after_restart() {
     let _ = std::fs::remove_dir_all(&dir);
     let mut server = Server::start_in(dir.clone(), &[]);
     // Long enough to be running when killed, short enough to finish after restart.
-    let id = start_running_job(&server, Some(3_000_000)).await;
+    let (id, _, _) = start_running_job(&server, Some(3_000_000)).await;
     server.child.kill().expect("SIGKILL");
     server.child.wait().expect("reaped");
     let restarted = Server::start_in(server.dir.clone(), &[]);
@@ -533,7 +525,7 @@ async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt() 
     let dir = std::env::temp_dir().join(format!("puzzled-api-sigterm-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut server = Server::start_in(dir.clone(), &["--shutdown-grace-ms", "100"]);
-    let id = start_running_job(&server, Some(3_000_000)).await;
+    let (id, _, _) = start_running_job(&server, Some(3_000_000)).await;
     let term = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()

@@ -38,58 +38,63 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> 
 
 pub const MAX_WAIT_SECONDS: u64 = 60;
 
+/// `value`, or a 422 naming `field` when it is over `cap`.
+fn within(field: &'static str, name: &'static str, value: u64, cap: u64) -> Result<u64, Problem> {
+    if value > cap {
+        return Err(RequestError::OverLimit {
+            field,
+            name,
+            value,
+            cap,
+        }
+        .into());
+    }
+    Ok(value)
+}
+
 /// Applies the service's caps: absent limits take the caps, larger ones are refused.
 fn capped(state: &AppState, request: JobRequest) -> Result<(JobSpec, i64), Problem> {
     let priority = request.priority.unwrap_or(0);
     let mut spec = request.into_spec()?;
     let caps = &state.caps;
     let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
-    let cells = puzzle.geometry().cells() as u64;
-    if cells > caps.max_board_cells {
-        return Err(RequestError::OverLimit {
-            field: "/puzzle/tiles",
-            name: "board size",
-            value: cells,
-            cap: caps.max_board_cells,
-        }
-        .into());
-    }
-    let max_nodes = spec.limits.max_nodes.unwrap_or(caps.max_nodes);
-    if max_nodes > caps.max_nodes {
-        return Err(RequestError::OverLimit {
-            field: "/limits/max_nodes",
-            name: "max_nodes",
-            value: max_nodes,
-            cap: caps.max_nodes,
-        }
-        .into());
-    }
-    let timeout_ms = spec
+    within(
+        "/puzzle/tiles",
+        "board size",
+        puzzle.geometry().cells() as u64,
+        caps.max_board_cells,
+    )?;
+    let max_nodes = within(
+        "/limits/max_nodes",
+        "max_nodes",
+        spec.limits.max_nodes.unwrap_or(caps.max_nodes),
+        caps.max_nodes,
+    )?;
+    let requested_timeout = spec
         .limits
         .timeout
         .map_or(caps.default_timeout_ms, |t| t.as_millis() as u64);
-    if timeout_ms > caps.max_timeout_ms {
-        return Err(RequestError::OverLimit {
-            field: "/limits/timeout_ms",
-            name: "timeout_ms",
-            value: timeout_ms,
-            cap: caps.max_timeout_ms,
-        }
-        .into());
-    }
+    let timeout_ms = within(
+        "/limits/timeout_ms",
+        "timeout_ms",
+        requested_timeout,
+        caps.max_timeout_ms,
+    )?;
     spec.limits.max_nodes = Some(max_nodes);
     spec.limits.timeout = Some(Duration::from_millis(timeout_ms));
     spec.limits.max_memory_bytes = Some(caps.max_memory_bytes);
     Ok((spec, priority))
 }
 
-/// A stable fingerprint of the request, to tell an honest retry from a reused key.
+/// A fingerprint of the request, to tell an honest retry from a reused key. SHA-256 of
+/// the canonical JSON: stable across builds, unlike `std`'s hasher, since it is stored.
 fn fingerprint(request: &JobRequest) -> String {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let canonical = serde_json::to_string(request).unwrap_or_default();
-    let mut hasher = DefaultHasher::new();
-    canonical.hash(&mut hasher);
-    format!("{:016x}", hasher.finish())
+    use sha2::{Digest, Sha256};
+    let canonical = serde_json::to_vec(request).unwrap_or_default();
+    Sha256::digest(&canonical)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 async fn submit(
