@@ -279,12 +279,11 @@ fn build_tables(args: TablesArgs) -> Result<i32, CliError> {
         .or_else(|| (rows == 4 && cols == 4).then(|| "7-8".to_string()));
     // The goal board itself stands in as the puzzle: its tables are the ones wanted.
     let goal = wire::parse_goal(&args.goal)?;
-    let cells = (rows * cols) as u64;
-    let start = match &goal {
-        crate::puzzles::sliding::GoalSpec::BlankLast => (1..cells).chain([0]).collect(),
-        crate::puzzles::sliding::GoalSpec::BlankFirst => (0..cells).collect(),
-        crate::puzzles::sliding::GoalSpec::Tiles(tiles) => tiles.clone(),
-    };
+    let start = goal
+        .board(rows * cols)?
+        .into_iter()
+        .map(u64::from)
+        .collect();
     let request = JobRequest {
         puzzle: PuzzleRequest::Sliding {
             tiles: start,

@@ -152,6 +152,17 @@ pub enum GoalSpec {
     Tiles(Vec<u64>),
 }
 
+impl GoalSpec {
+    /// The goal board for `cells` cells, checked to be a permutation.
+    pub fn board(&self, cells: usize) -> Result<Vec<u8>, BoardError> {
+        Ok(match self {
+            GoalSpec::BlankLast => (1..cells as u8).chain([0]).collect(),
+            GoalSpec::BlankFirst => (0..cells as u8).collect(),
+            GoalSpec::Tiles(goal) => permutation("goal", goal, cells)?,
+        })
+    }
+}
+
 /// A validated puzzle: start and goal are permutations of `0..cells` on one board.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlidingPuzzle {
@@ -239,11 +250,7 @@ impl SlidingPuzzle {
             });
         }
         let start = permutation(what, tiles, count)?;
-        let goal = match goal {
-            GoalSpec::BlankLast => (1..count as u8).chain([0]).collect(),
-            GoalSpec::BlankFirst => (0..count as u8).collect(),
-            GoalSpec::Tiles(goal) => permutation("goal", goal, count)?,
-        };
+        let goal = goal.board(count)?;
         Ok(SlidingPuzzle {
             geometry,
             start,
