@@ -337,85 +337,88 @@ pub async fn delete_job(
     }
 }
 
+/// One client's view of one job's events.
+struct EventFeed {
+    state: Arc<AppState>,
+    receiver: broadcast::Receiver<JobEvent>,
+    id: String,
+    /// The job as it was when the stream opened: the first event.
+    first: Option<JobRecord>,
+    done: bool,
+    last_progress: Option<tokio::time::Instant>,
+}
+
+impl EventFeed {
+    async fn next(&mut self) -> Option<Event> {
+        if self.done {
+            return None;
+        }
+        if let Some(job) = self.first.take() {
+            return Some(self.job_event(&job));
+        }
+        loop {
+            match self.receiver.recv().await {
+                Ok(JobEvent::Progress { id, progress }) if id == self.id => {
+                    // At most four progress events a second.
+                    let now = tokio::time::Instant::now();
+                    if self
+                        .last_progress
+                        .is_some_and(|t| now - t < Duration::from_millis(250))
+                    {
+                        continue;
+                    }
+                    self.last_progress = Some(now);
+                    let data =
+                        serde_json::to_string(&ProgressView::from(&progress)).unwrap_or_default();
+                    return Some(Event::default().event("progress").data(data));
+                }
+                // A change, or missed events: either way the stored job says where it is.
+                Ok(JobEvent::Changed { id }) if id == self.id => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Ok(_) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+            let job = self
+                .state
+                .service
+                .store()
+                .get(&self.id)
+                .await
+                .ok()
+                .flatten()?;
+            return Some(self.job_event(&job));
+        }
+    }
+
+    /// `status` on a transition, `finished` (with the whole job) at the end.
+    fn job_event(&mut self, job: &JobRecord) -> Event {
+        self.done = job.stage.is_terminal();
+        let data = serde_json::to_string(&JobView::from(job)).unwrap_or_default();
+        Event::default()
+            .event(if self.done { "finished" } else { "status" })
+            .data(data)
+    }
+}
+
 pub async fn events(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
     let receiver = state.service.subscribe();
-    let job = load(&state, &id).await?;
-    let stream = futures_util::stream::unfold(
-        (
-            Some(state),
-            receiver,
-            Some(job),
-            false,
-            None::<tokio::time::Instant>,
-        ),
-        move |(state, mut receiver, first, done, mut last_progress)| {
-            let id = id.clone();
-            async move {
-                let state = state?;
-                if done {
-                    return None;
-                }
-                if let Some(job) = first {
-                    let terminal = job.stage.is_terminal();
-                    let event = job_event(&job, terminal);
-                    return Some((
-                        Ok(event),
-                        (Some(state), receiver, None, terminal, last_progress),
-                    ));
-                }
-                loop {
-                    match receiver.recv().await {
-                        Ok(JobEvent::Progress { id: of, progress }) if of == id => {
-                            // At most four progress events a second.
-                            let now = tokio::time::Instant::now();
-                            if last_progress.is_some_and(|t| now - t < Duration::from_millis(250)) {
-                                continue;
-                            }
-                            last_progress = Some(now);
-                            let data = serde_json::to_string(&ProgressView::from(&progress))
-                                .unwrap_or_default();
-                            let event = Event::default().event("progress").data(data);
-                            return Some((
-                                Ok(event),
-                                (Some(state), receiver, None, false, last_progress),
-                            ));
-                        }
-                        Ok(JobEvent::Changed { id: of }) if of == id => {
-                            let job = state.service.store().get(&id).await.ok().flatten()?;
-                            let terminal = job.stage.is_terminal();
-                            return Some((
-                                Ok(job_event(&job, terminal)),
-                                (Some(state), receiver, None, terminal, last_progress),
-                            ));
-                        }
-                        Ok(_) => continue,
-                        Err(broadcast::error::RecvError::Lagged(_)) => {
-                            let job = state.service.store().get(&id).await.ok().flatten()?;
-                            let terminal = job.stage.is_terminal();
-                            return Some((
-                                Ok(job_event(&job, terminal)),
-                                (Some(state), receiver, None, terminal, last_progress),
-                            ));
-                        }
-                        Err(broadcast::error::RecvError::Closed) => return None,
-                    }
-                }
-            }
-        },
-    );
+    let first = Some(load(&state, &id).await?);
+    let feed = EventFeed {
+        state,
+        receiver,
+        id,
+        first,
+        done: false,
+        last_progress: None,
+    };
+    let stream = futures_util::stream::unfold(feed, |mut feed| async move {
+        let event = feed.next().await?;
+        Some((Ok(event), feed))
+    });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
-}
-
-/// `status` on a transition, `finished` (with the whole job) at the end.
-fn job_event(job: &JobRecord, terminal: bool) -> Event {
-    let view = JobView::from(job);
-    let data = serde_json::to_string(&view).unwrap_or_default();
-    Event::default()
-        .event(if terminal { "finished" } else { "status" })
-        .data(data)
 }
 
 #[derive(Deserialize)]

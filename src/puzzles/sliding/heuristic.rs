@@ -35,10 +35,10 @@ pub enum Evaluator {
 pub struct PdbSet {
     partition: Partition,
     tables: Vec<Arc<PatternDb>>,
-    /// Per tile: (pattern, slot), or `NO_PATTERN` for the blank and tiles in no pattern.
-    direct: [(u8, u8); MAX_CELLS],
-    /// Per tile, in the board reflected about the main diagonal; `None` if not square.
-    mirrored: Option<[(u8, u8); MAX_CELLS]>,
+    /// Per tile: its pattern, or `NO_PATTERN` for the blank and tiles in no pattern.
+    direct: [u8; MAX_CELLS],
+    /// Per tile, in the board reflected about the main diagonal; `None` when unusable.
+    mirrored: Option<[u8; MAX_CELLS]>,
     /// Per pattern, the tile in each slot: directly, and in the mirrored board.
     direct_tiles: Vec<Vec<u8>>,
     mirrored_tiles: Vec<Vec<u8>>,
@@ -67,8 +67,8 @@ impl PdbSet {
         for (cell, &tile) in goal.iter().enumerate() {
             tile_at_goal[cell] = tile;
         }
-        let mut direct = [(NO_PATTERN, 0); MAX_CELLS];
-        let mut mirrored = [(NO_PATTERN, 0); MAX_CELLS];
+        let mut direct = [NO_PATTERN; MAX_CELLS];
+        let mut mirrored = [NO_PATTERN; MAX_CELLS];
         let mut transpose = [0u8; MAX_CELLS];
         if geometry.is_square() {
             for (cell, t) in transpose.iter_mut().enumerate().take(geometry.cells()) {
@@ -91,11 +91,10 @@ impl PdbSet {
                     .map(|&cell| tile_at_goal[transpose[cell as usize] as usize])
                     .collect(),
             );
-            for (slot, &cell) in pattern.iter().enumerate() {
-                direct[tile_at_goal[cell as usize] as usize] = (p as u8, slot as u8);
+            for &cell in pattern {
+                direct[tile_at_goal[cell as usize] as usize] = p as u8;
                 if geometry.is_square() {
-                    mirrored[tile_at_goal[transpose[cell as usize] as usize] as usize] =
-                        (p as u8, slot as u8);
+                    mirrored[tile_at_goal[transpose[cell as usize] as usize] as usize] = p as u8;
                 }
             }
         }
@@ -402,12 +401,12 @@ impl SlidingDomain {
             Evaluator::PatternDatabase(set) => {
                 next.pos[tile as usize] = to as u8;
                 next.pos[0] = from as u8;
-                let (p, _) = set.direct[tile as usize];
+                let p = set.direct[tile as usize];
                 if p != NO_PATTERN {
                     next.parts[p as usize] = set.entry(&next.pos, p, false);
                 }
                 if let Some(mirrored) = &set.mirrored {
-                    let (p, _) = mirrored[tile as usize];
+                    let p = mirrored[tile as usize];
                     if p != NO_PATTERN {
                         next.parts[MAX_PATTERNS + p as usize] = set.entry(&next.pos, p, true);
                     }
