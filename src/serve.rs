@@ -20,6 +20,8 @@ pub enum ServeError {
     Store { url: String, error: StoreError },
     #[error("cannot listen on {bind}: {error}")]
     Bind { bind: String, error: std::io::Error },
+    #[error("cannot set up metrics: {0}")]
+    Metrics(#[from] metrics_exporter_prometheus::BuildError),
     #[error("the server stopped: {0}")]
     Server(std::io::Error),
 }
@@ -79,9 +81,20 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         max_memory_bytes: args.max_job_memory_mib * 1024 * 1024,
         cors_origins: args.cors_origin.clone(),
     };
+    let metrics = http::install_metrics()?;
+    let upkeep = metrics.clone();
+    // Histogram samples wait in buffers until upkeep folds them into buckets.
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            tick.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
     let app = http::router(Arc::new(AppState {
         service: Arc::clone(&service),
         caps,
+        metrics,
     }));
     let stopping = Arc::clone(&service);
     axum::serve(listener, app)
