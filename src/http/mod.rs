@@ -87,11 +87,13 @@ pub fn install_metrics() -> Result<PrometheusHandle, BuildError> {
         0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0,
     ];
     const NODES_PER_SECOND: &[f64] = &[1e4, 1e5, 5e5, 1e6, 2e6, 4e6, 8e6, 1.6e7];
+    const BATCH: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
     PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS)?
         .set_buckets_for_metric(
             Matcher::Full("puzzled_job_nodes_per_second".into()),
             NODES_PER_SECOND,
         )?
+        .set_buckets_for_metric(Matcher::Full("puzzled_group_commit_jobs".into()), BATCH)?
         .install_recorder()
 }

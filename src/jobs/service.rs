@@ -9,9 +9,11 @@ use std::time::Duration;
 use dashmap::DashMap;
 use tokio::sync::{Notify, Semaphore, broadcast, watch};
 
+use super::group_commit::GroupCommit;
 use super::run::{self, ExhaustedReason, JobReport, JobStatus};
 use super::store::{
-    CancelOutcome, JobRecord, NewJob, ProgressRecord, Stage, Store, StoreError, now_ms,
+    CancelOutcome, JobRecord, NewJob, ProgressRecord, ResultRecord, Stage, Store, StoreError,
+    now_ms,
 };
 use super::tables::TableStore;
 use crate::search::{CancelFlag, Progress, ProgressSink};
@@ -80,6 +82,8 @@ pub struct JobService {
     slots: Arc<Semaphore>,
     /// Bounds the small synchronous searches that run before (instead of) queueing.
     inline_slots: Semaphore,
+    /// Writes the jobs those searches finished, many to a commit.
+    finished_inline: GroupCommit,
     stopping: AtomicBool,
     /// Flips to true when shutdown starts, so long polls and event streams end instead
     /// of holding the server open.
@@ -124,7 +128,6 @@ impl JobService {
     pub fn new(store: Store, tables: Arc<TableStore>, config: ServiceConfig) -> Arc<JobService> {
         let (events, _) = broadcast::channel(1024);
         Arc::new(JobService {
-            store,
             tables,
             config,
             live: DashMap::new(),
@@ -132,6 +135,8 @@ impl JobService {
             wake: Notify::new(),
             slots: Arc::new(Semaphore::new(config.workers.max(1))),
             inline_slots: Semaphore::new(4 * config.workers.max(1)),
+            finished_inline: GroupCommit::spawn(store.clone()),
+            store,
             stopping: AtomicBool::new(false),
             stop_signal: watch::Sender::new(false),
             workers_running: AtomicBool::new(false),
@@ -187,7 +192,7 @@ impl JobService {
     }
 
     /// Runs a small job at once, within [`INLINE_NODE_BUDGET`] nodes, and records it
-    /// finished. `Ok(None)` when it needs more (or carries an idempotency key, which
+    /// finished (durably: the answer waits for the commit). `Ok(None)` when it needs more (or carries an idempotency key, which
     /// only the queue checks): submit it to the queue then.
     pub async fn solve_now(&self, job: &NewJob) -> Result<Option<JobRecord>, SubmitError> {
         if self.is_stopping() {
@@ -197,7 +202,7 @@ impl JobService {
             return Ok(None);
         }
         // Inline searches are milliseconds at most, so waiting for a slot beats queueing.
-        let _permit = self
+        let permit = self
             .inline_slots
             .acquire()
             .await
@@ -212,6 +217,7 @@ impl JobService {
             run::run_job(&trial, &tables, CancelFlag::new(), None)
         })
         .await;
+        drop(permit);
         // Errors and panics are the queue's to record, with its retries and logs.
         let Ok(Ok(report)) = ran else {
             return Ok(None);
@@ -222,7 +228,23 @@ impl JobService {
         if stopped_by_trial_budget {
             return Ok(None);
         }
-        let record = self.store.insert_finished(job, created_at, &report).await?;
+        let record = JobRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            stage: Stage::Finished(report.status.clone()),
+            priority: job.priority,
+            spec: job.spec.clone(),
+            created_at,
+            started_at: Some(created_at),
+            finished_at: Some(now_ms()),
+            attempts: 1,
+            progress: None,
+            result: Some(ResultRecord::from_report(&report)),
+            error: match &report.status {
+                JobStatus::Failed(why) => Some(why.clone()),
+                _ => None,
+            },
+        };
+        self.finished_inline.write(record.clone()).await?;
         metrics::counter!("puzzled_jobs_submitted_total", "path" => "inline").increment(1);
         record_finish(&report, Duration::ZERO);
         let _ = self.events.send(JobEvent::Changed {
@@ -260,8 +282,9 @@ impl JobService {
         Ok(outcome)
     }
 
-    /// Requeues jobs a crash left running, then claims and runs jobs until shutdown.
-    pub async fn run_workers(self: Arc<Self>) -> Result<(), StoreError> {
+    /// Requeues jobs a crash left running, or fails those out of attempts. Runs before
+    /// [`JobService::start_workers`].
+    pub async fn recover(&self) -> Result<(), StoreError> {
         let (requeued, failed) = self.store.recover(self.config.max_attempts).await?;
         metrics::counter!("puzzled_jobs_recovered_total", "outcome" => "requeued")
             .increment(requeued);
@@ -273,10 +296,17 @@ impl JobService {
                 "recovered jobs interrupted by the last shutdown"
             );
         }
-        self.workers_running.store(true, Ordering::Relaxed);
-        Arc::clone(&self).claim_and_run().await;
-        self.workers_running.store(false, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Claims and runs jobs until shutdown, on the current runtime.
+    pub fn start_workers(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        self.workers_running.store(true, Ordering::Relaxed);
+        let service = Arc::clone(self);
+        tokio::spawn(async move {
+            Arc::clone(&service).claim_and_run().await;
+            service.workers_running.store(false, Ordering::Relaxed);
+        })
     }
 
     /// Claims jobs while a worker slot is free, until shutdown; a failed claim is retried.

@@ -25,6 +25,8 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("a batched write failed: {0}")]
+    BatchWrite(String),
     #[error("idempotency key reused with a different request")]
     IdempotencyConflict,
     #[error("stored job {id} is unreadable: {why}")]
@@ -73,7 +75,25 @@ pub struct ResultRecord {
     pub elapsed_us: u64,
 }
 
-#[derive(Clone, Debug)]
+impl ResultRecord {
+    /// What the store keeps of a finished search.
+    pub fn from_report(report: &JobReport) -> ResultRecord {
+        ResultRecord {
+            algorithm: report.algorithm.name().to_string(),
+            heuristic: report.heuristic.name().to_string(),
+            plan: report.plan.as_ref().map(|p| p.text.clone()),
+            length: report.plan.as_ref().map(|p| p.length),
+            optimal: report.optimal,
+            nodes_expanded: report.stats.nodes_expanded,
+            nodes_generated: report.stats.nodes_generated,
+            unique_states: report.stats.unique_states,
+            threshold: report.stats.bound,
+            elapsed_us: report.stats.elapsed.as_micros() as u64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct JobRecord {
     pub id: String,
     pub stage: Stage,
@@ -329,49 +349,65 @@ impl Store {
              plan_length = ?, optimal = ?, nodes_expanded = ?, nodes_generated = ?, unique_states = ?, threshold = ?, elapsed_us = ?, \
              error = ? WHERE id = ? AND status = 'running'",
         );
-        bind_report(query, report, now_ms())
-            .bind(id)
-            .execute(&self.writer)
-            .await?;
+        bind_result(
+            query,
+            &report.status,
+            &ResultRecord::from_report(report),
+            now_ms(),
+        )
+        .bind(id)
+        .execute(&self.writer)
+        .await?;
         Ok(())
     }
 
-    /// Records a job that ran to its end before it was ever queued (a small synchronous
-    /// solve): one write, and the job reads back like any other finished one.
-    pub async fn insert_finished(
-        &self,
-        job: &NewJob,
-        created_at: i64,
-        report: &JobReport,
-    ) -> Result<JobRecord, StoreError> {
-        let columns = SpecColumns::from(&job.spec);
-        let query = sqlx::query(concat!(
+    /// Inserts jobs that ran to their end before they were ever queued (small synchronous
+    /// solves), all in one statement: one commit for the whole batch.
+    pub async fn insert_finished(&self, jobs: &[JobRecord]) -> Result<(), StoreError> {
+        const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'sliding', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let sql = format!(
             "INSERT INTO jobs (status, reason, finished_at, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, \
              nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, \
              id, priority, puzzle_type, tiles, cols, goal, algorithm, heuristic, partition_kind, objective, weight_percent, \
-             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'sliding', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) RETURNING ",
-            columns!()
-        ));
-        let row = bind_report(query, report, now_ms())
-            .bind(uuid::Uuid::new_v4().to_string())
-            .bind(job.priority)
-            .bind(columns.tiles)
-            .bind(columns.cols)
-            .bind(columns.goal)
-            .bind(columns.algorithm)
-            .bind(columns.heuristic)
-            .bind(columns.partition)
-            .bind(columns.objective)
-            .bind(columns.weight_percent)
-            .bind(columns.max_nodes)
-            .bind(columns.timeout_ms)
-            .bind(job.spec.include_boards)
-            .bind(created_at)
-            .bind(created_at)
-            .fetch_one(&self.writer)
-            .await?;
-        record(&row)
+             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts) VALUES {}",
+            vec![ROW; jobs.len()].join(", ")
+        );
+        // Built only from the constant row above, so it is as safe as a literal. Batch sizes
+        // vary: caching a prepared statement per size would only churn the cache.
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+        for job in jobs {
+            let (Stage::Finished(status), Some(result), Some(finished_at)) =
+                (&job.stage, &job.result, job.finished_at)
+            else {
+                return Err(StoreError::Corrupt {
+                    id: job.id.clone(),
+                    why: "only finished jobs are inserted finished".into(),
+                });
+            };
+            let columns = SpecColumns::from(&job.spec);
+            query = bind_result(query, status, result, finished_at)
+                .bind(job.id.clone())
+                .bind(job.priority)
+                .bind(columns.tiles)
+                .bind(columns.cols)
+                .bind(columns.goal)
+                .bind(columns.algorithm)
+                .bind(columns.heuristic)
+                .bind(columns.partition)
+                .bind(columns.objective)
+                .bind(columns.weight_percent)
+                .bind(columns.max_nodes)
+                .bind(columns.timeout_ms)
+                .bind(job.spec.include_boards)
+                .bind(job.created_at)
+                .bind(job.started_at)
+                .bind(job.attempts);
+        }
+        query.execute(&self.writer).await?;
+        Ok(())
     }
 
     /// Ends a running job as failed with a message for the logs.
@@ -486,34 +522,35 @@ impl Store {
 }
 
 /// Binds a finished job's columns, in the order `finish` and `insert_finished` name
-/// them: status, reason, finished_at, then the result.
-fn bind_report<'q>(
+/// them: status, reason, finished_at, the result, then the error.
+fn bind_result<'q>(
     query: Query<'q, Sqlite, SqliteArguments>,
-    report: &JobReport,
+    status: &JobStatus,
+    result: &ResultRecord,
     finished_at: i64,
 ) -> Query<'q, Sqlite, SqliteArguments> {
-    let reason = match &report.status {
+    let reason = match status {
         JobStatus::Exhausted(reason) => Some(reason.name()),
         _ => None,
     };
-    let error = match &report.status {
+    let error = match status {
         JobStatus::Failed(why) => Some(why.clone()),
         _ => None,
     };
     query
-        .bind(report.status.name())
+        .bind(status.name())
         .bind(reason)
         .bind(finished_at)
-        .bind(report.algorithm.name())
-        .bind(report.heuristic.name())
-        .bind(report.plan.as_ref().map(|p| p.text.clone()))
-        .bind(report.plan.as_ref().map(|p| p.length as i64))
-        .bind(report.optimal)
-        .bind(report.stats.nodes_expanded as i64)
-        .bind(report.stats.nodes_generated as i64)
-        .bind(report.stats.unique_states.map(|n| n as i64))
-        .bind(report.stats.bound.map(i64::from))
-        .bind(report.stats.elapsed.as_micros() as i64)
+        .bind(result.algorithm.clone())
+        .bind(result.heuristic.clone())
+        .bind(result.plan.clone())
+        .bind(result.length.map(|l| l as i64))
+        .bind(result.optimal)
+        .bind(result.nodes_expanded as i64)
+        .bind(result.nodes_generated as i64)
+        .bind(result.unique_states.map(|n| n as i64))
+        .bind(result.threshold.map(i64::from))
+        .bind(result.elapsed_us as i64)
         .bind(error)
 }
 
