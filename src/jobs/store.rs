@@ -13,6 +13,7 @@ use super::run::{JobReport, JobStatus};
 use super::spec::{AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec};
 use crate::puzzles::sliding::pdb::PartitionKind;
 use crate::puzzles::sliding::{GoalSpec, SlidingPuzzle};
+use crate::puzzles::sokoban::Level;
 use crate::search::Weight;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -125,7 +126,7 @@ pub struct Store {
 /// The columns [`record`] reads, as a literal so queries stay static strings.
 macro_rules! columns {
     () => {
-        "id, status, reason, priority, puzzle_type, tiles, cols, goal, algorithm, heuristic, partition_kind, objective, \
+        "id, status, reason, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, \
     weight_percent, max_nodes, timeout_ms, include_boards, created_at, started_at, finished_at, attempts, progress_nodes, \
     progress_threshold, progress_elapsed_ms, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, nodes_expanded, \
     nodes_generated, unique_states, threshold, elapsed_us, error"
@@ -168,15 +169,17 @@ impl Store {
         let id = uuid::Uuid::new_v4().to_string();
         let columns = SpecColumns::from(&job.spec);
         let inserted = sqlx::query(
-            "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, algorithm, heuristic, partition_kind, objective, \
-             weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
-             VALUES (?, 'queued', ?, 'sliding', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, \
+             objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
+             VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&id)
         .bind(job.priority)
+        .bind(columns.puzzle_type)
         .bind(&columns.tiles)
         .bind(columns.cols)
         .bind(&columns.goal)
+        .bind(&columns.level)
         .bind(columns.algorithm)
         .bind(columns.heuristic)
         .bind(columns.partition)
@@ -455,9 +458,13 @@ impl Store {
 
 /// A spec as stored: names and numbers, parsed back by [`spec_from_columns`].
 struct SpecColumns {
-    tiles: String,
-    cols: i64,
-    goal: String,
+    puzzle_type: &'static str,
+    /// Sliding puzzles: start, columns and goal.
+    tiles: Option<String>,
+    cols: Option<i64>,
+    goal: Option<String>,
+    /// Sokoban: the level as XSB text.
+    level: Option<String>,
     algorithm: &'static str,
     heuristic: &'static str,
     partition: Option<&'static str>,
@@ -477,11 +484,22 @@ fn join(tiles: &[u8]) -> String {
 
 impl From<&JobSpec> for SpecColumns {
     fn from(spec: &JobSpec) -> SpecColumns {
-        let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
+        let (puzzle_type, tiles, cols, goal, level) = match &spec.puzzle {
+            PuzzleSpec::Sliding(puzzle) => (
+                "sliding",
+                Some(join(puzzle.start())),
+                Some(puzzle.geometry().cols as i64),
+                Some(join(puzzle.goal())),
+                None,
+            ),
+            PuzzleSpec::Sokoban(level) => ("sokoban", None, None, None, Some(level.to_xsb())),
+        };
         SpecColumns {
-            tiles: join(puzzle.start()),
-            cols: puzzle.geometry().cols as i64,
-            goal: join(puzzle.goal()),
+            puzzle_type,
+            tiles,
+            cols,
+            goal,
+            level,
             algorithm: spec.algorithm.name(),
             heuristic: spec.heuristic.name(),
             partition: match spec.heuristic {
@@ -506,16 +524,24 @@ fn record(row: &SqliteRow) -> Result<JobRecord, StoreError> {
         id: id.clone(),
         why: why.to_string(),
     };
-    let tiles = numbers(&row.try_get::<String, _>("tiles")?).ok_or_else(|| corrupt("tiles"))?;
-    let goal = numbers(&row.try_get::<String, _>("goal")?).ok_or_else(|| corrupt("goal"))?;
-    let cols: i64 = row.try_get("cols")?;
-    let puzzle = SlidingPuzzle::new(&tiles, Some(cols as usize), &GoalSpec::Tiles(goal))
-        .map_err(|e| corrupt(&e.to_string()))?;
+    let puzzle = if row.try_get::<String, _>("puzzle_type")? == "sokoban" {
+        let level = row
+            .try_get::<Option<String>, _>("level")?
+            .ok_or_else(|| corrupt("level"))?;
+        PuzzleSpec::Sokoban(Level::parse(&level).map_err(|e| corrupt(&e.to_string()))?)
+    } else {
+        let tiles = numbers(&row.try_get::<String, _>("tiles")?).ok_or_else(|| corrupt("tiles"))?;
+        let goal = numbers(&row.try_get::<String, _>("goal")?).ok_or_else(|| corrupt("goal"))?;
+        let cols: i64 = row.try_get("cols")?;
+        let puzzle = SlidingPuzzle::new(&tiles, Some(cols as usize), &GoalSpec::Tiles(goal))
+            .map_err(|e| corrupt(&e.to_string()))?;
+        PuzzleSpec::Sliding(puzzle)
+    };
     let partition = row
         .try_get::<Option<String>, _>("partition_kind")?
         .and_then(|p| PartitionKind::parse(&p));
     let spec = JobSpec {
-        puzzle: PuzzleSpec::Sliding(puzzle),
+        puzzle,
         algorithm: AlgorithmChoice::parse(&row.try_get::<String, _>("algorithm")?)
             .ok_or_else(|| corrupt("algorithm"))?,
         heuristic: HeuristicChoice::parse(&row.try_get::<String, _>("heuristic")?, partition)
