@@ -12,11 +12,16 @@ use super::{Direction, Level};
 use crate::search::{Cost, Domain, Successor};
 
 /// A position: the boxes as a bitset over the board's squares, and the normalised
-/// player. It is also the duplicate key: a real key, not a hash of one.
+/// player. It is also the duplicate key: a real key, not a hash of one (`bound` is a
+/// function of the boxes, so it never splits equal positions).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct State {
     pub boxes: Box<[u64]>,
     pub player: u16,
+    /// The lower bound, computed once when the state is generated: a push moves one
+    /// box, so the matching is repaired in O(n²) from the parent's instead of redone.
+    /// `Cost::MAX` marks a start position without one (a dead end).
+    pub bound: Cost,
 }
 
 /// Push the box on `square` one step in `direction`.
@@ -141,31 +146,44 @@ impl SokobanDomain {
         &self.board
     }
 
-    /// The lower bound, or `None` when some box can reach no goal left to it.
-    fn lower_bound(&self, boxes: &[u64]) -> Option<Cost> {
-        let board = &self.board;
-        let scratch = &mut *self.scratch.borrow_mut();
-        scratch.box_list.clear();
-        scratch.box_list.extend(squares(boxes));
-        let list = &scratch.box_list;
-        let total =
-            match self.bound {
-                Bound::Matching => scratch.hungarian.solve(list.len(), |b, g| {
-                    match board.distance(g, list[b]) {
-                        UNREACHABLE => FORBIDDEN,
-                        d => i64::from(d),
-                    }
-                })?,
-                Bound::ClosestGoal => list
-                    .iter()
-                    .map(|&b| {
-                        (0..board.goals().len())
-                            .map(|g| board.distance(g, b))
-                            .min()
-                            .map(i64::from)
-                    })
-                    .sum::<Option<i64>>()?,
-            };
+    /// The push distance as a matching cost.
+    #[inline]
+    fn cost(&self, square: u16, goal: usize) -> i64 {
+        match self.board.distance(goal, square) {
+            UNREACHABLE => FORBIDDEN,
+            d => i64::from(d),
+        }
+    }
+
+    /// The lower bound for the boxes on `list`, one of them moved when `moved` is
+    /// `(row, square)`; `None` when the boxes cannot all reach distinct goals. With the
+    /// matching bound, a moved box re-solves incrementally from the last full solve.
+    fn lower_bound(
+        &self,
+        hungarian: &mut Hungarian,
+        list: &[u16],
+        moved: Option<(usize, u16)>,
+    ) -> Option<Cost> {
+        let square = |b: usize| match moved {
+            Some((row, to)) if row == b => to,
+            _ => list[b],
+        };
+        let total = match (self.bound, moved) {
+            (Bound::Matching, None) => {
+                hungarian.solve(list.len(), |b, g| self.cost(square(b), g))?
+            }
+            (Bound::Matching, Some((row, _))) => {
+                hungarian.resolve_row(list.len(), row, |b, g| self.cost(square(b), g))?
+            }
+            (Bound::ClosestGoal, _) => (0..list.len())
+                .map(|b| {
+                    (0..self.board.goals().len())
+                        .map(|g| self.cost(square(b), g))
+                        .min()
+                        .filter(|&d| d < FORBIDDEN)
+                })
+                .sum::<Option<i64>>()?,
+        };
         Cost::try_from(total).ok()
     }
 }
@@ -184,12 +202,19 @@ impl Domain for SokobanDomain {
         for &b in self.board.start_boxes() {
             flip(&mut boxes, b);
         }
-        let player =
-            self.scratch
-                .borrow_mut()
-                .region
-                .fill(&self.board, &boxes, self.board.start_player());
-        State { boxes, player }
+        let scratch = &mut *self.scratch.borrow_mut();
+        let player = scratch
+            .region
+            .fill(&self.board, &boxes, self.board.start_player());
+        let list: Vec<u16> = squares(&boxes).collect();
+        let bound = self
+            .lower_bound(&mut scratch.hungarian, &list, None)
+            .unwrap_or(Cost::MAX);
+        State {
+            boxes,
+            player,
+            bound,
+        }
     }
 
     fn is_goal(&self, state: &State) -> bool {
@@ -204,7 +229,19 @@ impl Domain for SokobanDomain {
         let board = &self.board;
         let scratch = &mut *self.scratch.borrow_mut();
         scratch.region.fill(board, &state.boxes, state.player);
-        for square in squares(&state.boxes) {
+        let mut list = std::mem::take(&mut scratch.box_list);
+        list.clear();
+        list.extend(squares(&state.boxes));
+        // The full matching once per expansion; each child repairs it.
+        if self.bound == Bound::Matching
+            && self
+                .lower_bound(&mut scratch.hungarian, &list, None)
+                .is_none()
+        {
+            scratch.box_list = list;
+            return;
+        }
+        for (row, &square) in list.iter().enumerate() {
             for direction in Direction::ALL {
                 let to = board.neighbour(square, direction);
                 if to == NONE || has_box(&state.boxes, to) || board.is_dead(to) {
@@ -220,18 +257,27 @@ impl Domain for SokobanDomain {
                 if freeze_deadlock(board, &boxes, to, &mut scratch.frozen) {
                     continue;
                 }
+                let Some(bound) = self.lower_bound(&mut scratch.hungarian, &list, Some((row, to)))
+                else {
+                    continue;
+                };
                 let player = scratch.normalise.fill(board, &boxes, square);
                 out.push(Successor {
                     action: Push { square, direction },
-                    state: State { boxes, player },
+                    state: State {
+                        boxes,
+                        player,
+                        bound,
+                    },
                     cost: 1,
                 });
             }
         }
+        scratch.box_list = list;
     }
 
     fn estimate(&self, state: &State) -> Option<Cost> {
-        self.lower_bound(&state.boxes)
+        (state.bound != Cost::MAX).then_some(state.bound)
     }
 
     fn known_unsolvable(&self) -> bool {
