@@ -589,7 +589,7 @@ async fn sokoban_levels_are_solved_validated_and_described() {
         (Some(true), Some(true))
     );
     assert_eq!(check["pushes"], solved["result"]["pushes"]);
-    let (_, bad, _) = post(&server, "/v1/validate", json!({"puzzle": {"type": "sokoban", "level": level}, "plan": "dR", "include_boards": true})).await;
+    let (_, bad, _) = post(&server, "/v1/validate", json!({"puzzle": {"type": "sokoban", "level": level}, "plan": "dU", "include_boards": true})).await;
     assert_eq!(
         (bad["legal"].as_bool(), bad["error"]["step"].as_u64()),
         (Some(false), Some(2))

@@ -169,10 +169,14 @@ pub struct LevelText {
 
 /// Splits a collection (`.xsb`, `.sok`, `.txt`) into levels. A board row is a line of
 /// board characters that holds a wall (Festival's rule); every other line is metadata.
+/// A `Title:` right under a board names it; one after a blank line, or a `;` comment,
+/// names the next board.
 pub fn read_collection(text: &str) -> Vec<LevelText> {
     let mut levels: Vec<LevelText> = Vec::new();
-    let mut comment: Option<String> = None;
+    let mut pending: Option<String> = None;
     let mut in_board = false;
+    // Still in the metadata block right under the last board (no blank line yet).
+    let mut under_board = false;
     for (number, line) in text.lines().enumerate() {
         let line = line.trim_end_matches('\r');
         // A row without a wall (`---`) only continues a board already begun.
@@ -182,7 +186,7 @@ pub fn read_collection(text: &str) -> Vec<LevelText> {
             if !in_board {
                 levels.push(LevelText {
                     index: levels.len() + 1,
-                    title: comment.take(),
+                    title: pending.take(),
                     text: String::new(),
                     line: number + 1,
                 });
@@ -194,14 +198,17 @@ pub fn read_collection(text: &str) -> Vec<LevelText> {
             }
             continue;
         }
+        under_board = (in_board || under_board) && !line.trim().is_empty();
         in_board = false;
         let trimmed = line.trim();
         if let Some(title) = trimmed.strip_prefix("Title:") {
-            if let Some(level) = levels.last_mut() {
-                level.title = Some(title.trim().to_string());
+            let title = Some(title.trim().to_string());
+            match levels.last_mut() {
+                Some(level) if under_board => level.title = title,
+                _ => pending = title,
             }
         } else if let Some(remark) = trimmed.strip_prefix(';') {
-            comment = Some(remark.trim().to_string());
+            pending = Some(remark.trim().to_string());
         }
     }
     levels
