@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 
 use super::board::{Board, NONE, UNREACHABLE};
+use super::corral::{Corrals, Verdict};
 use super::deadlock::freeze_deadlock;
 use super::matching::{FORBIDDEN, Hungarian};
 use super::{Direction, Level};
@@ -115,6 +116,7 @@ struct Scratch {
     region: Flood,
     normalise: Flood,
     hungarian: Hungarian,
+    corrals: Corrals,
     frozen: Vec<u16>,
     box_list: Vec<u16>,
 }
@@ -229,6 +231,14 @@ impl Domain for SokobanDomain {
         let board = &self.board;
         let scratch = &mut *self.scratch.borrow_mut();
         scratch.region.fill(board, &state.boxes, state.player);
+        let only_corral = match scratch
+            .corrals
+            .analyse(board, &state.boxes, &scratch.region)
+        {
+            Verdict::Deadlock => return,
+            Verdict::OnlyCorral => true,
+            Verdict::AllPushes => false,
+        };
         let mut list = std::mem::take(&mut scratch.box_list);
         list.clear();
         list.extend(squares(&state.boxes));
@@ -242,6 +252,9 @@ impl Domain for SokobanDomain {
             return;
         }
         for (row, &square) in list.iter().enumerate() {
+            if only_corral && !scratch.corrals.boxes().contains(&square) {
+                continue;
+            }
             for direction in Direction::ALL {
                 let to = board.neighbour(square, direction);
                 if to == NONE || has_box(&state.boxes, to) || board.is_dead(to) {

@@ -4,10 +4,12 @@
 //! [`read_collection`]); [`replay`] is the LURD plan validator; [`Board`] is the level
 //! compiled for search (squares, push distances, dead squares); [`SokobanDomain`]
 //! implements [`crate::search::Domain`] over box pushes with the player normalised to
-//! its region, pruned by [`deadlock`] tests and bounded by a box–goal [`matching`];
+//! its region, pruned by [`deadlock`] tests and PI-corrals and bounded by a box–goal
+//! [`matching`];
 //! [`plan`] turns a push sequence back into LURD.
 
 mod board;
+mod corral;
 pub mod deadlock;
 mod domain;
 pub mod matching;
