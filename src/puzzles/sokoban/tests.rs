@@ -385,7 +385,7 @@ fn scrambled_level() -> impl Strategy<Value = String> {
         let wall: Vec<bool> = cells.iter().map(|&c| c < 1).collect();
         let free: Vec<usize> = (0..25).filter(|&i| !wall[i]).collect();
         if free.len() <= n {
-            return walled(&vec!['#'; 25]);
+            return walled(&['#'; 25]);
         }
         let mut rolls = shuffled(200, seed);
         let mut boxes = vec![false; 25];
