@@ -4,6 +4,8 @@
 //! puzzled solve --tiles "8 6 7 2 5 4 3 0 1"
 //! echo '{"puzzle":{"type":"sliding","tiles":[1,2,3,4,5,6,0,7,8]}}' | puzzled solve --json -
 //! puzzled bench --suite ../shared/puzzles/korf100.txt --goal blank-first
+//! puzzled solve --level benches/data/microban155.xsb --index 3
+//! puzzled bench --suite benches/data/microban155.xsb --objective any --timeout-ms 10000 --jobs 2
 //! ```
 
 use std::io::Read;
@@ -14,17 +16,19 @@ use clap::{Args, Parser, Subcommand};
 use crate::http::wire::{
     self, GoalRequest, JobOutcome, JobRequest, LimitsRequest, PuzzleRequest, RequestError,
 };
+use crate::jobs::run::Board;
 use crate::jobs::run::{Resolved, resolve, run_resolved};
 use crate::jobs::tables::{TableStore, default_data_dir};
 use crate::jobs::{AlgorithmChoice, HeuristicChoice, JobError, JobReport, JobSpec, JobStatus};
 use crate::puzzles::sliding::{BoardError, parse_tiles};
+use crate::puzzles::sokoban;
 use crate::search::CancelFlag;
 
 #[derive(Parser, Debug)]
 #[command(
     name = "puzzled",
     version,
-    about = "Solve sliding-tile puzzles with IDA*, A*, BFS, greedy and hill-climbing search"
+    about = "Solve sliding-tile and Sokoban puzzles with IDA*, A*, BFS, greedy and hill-climbing search"
 )]
 pub struct Cli {
     /// With no command, `puzzled` runs the service (`serve`) with its defaults.
@@ -151,6 +155,12 @@ pub struct SolveArgs {
     /// Tiles row-major, 0 the blank, e.g. "8 6 7 2 5 4 3 0 1"
     #[arg(long, conflicts_with = "request")]
     pub tiles: Option<String>,
+    /// A Sokoban level or collection file (XSB, run-length XSB, .sok)
+    #[arg(long, conflicts_with_all = ["request", "tiles"])]
+    pub level: Option<PathBuf>,
+    /// Which level of the collection, 1-based
+    #[arg(long, default_value_t = 1, requires = "level")]
+    pub index: usize,
     /// Columns (default: a square board)
     #[arg(long)]
     pub cols: Option<usize>,
@@ -169,9 +179,17 @@ pub struct SolveArgs {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Suite file: lines of `id t0 ... tN optimal`, `#` comments, square boards
+    /// Suite file: lines of `id t0 ... tN optimal`, `#` comments, square boards; or a
+    /// Sokoban collection (`.xsb`, `.sok`)
     #[arg(long)]
     pub suite: PathBuf,
+    /// Sokoban: a file of `level pushes` lines with proved optima to check against
+    /// (default: the suite's path with `.optima` when that file exists)
+    #[arg(long)]
+    pub optima: Option<PathBuf>,
+    /// Sokoban: levels solved at once (each on its own thread)
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
     /// blank-last (default), blank-first, or an explicit tile list
     #[arg(long, default_value = "blank-last")]
     pub goal: String,
@@ -199,8 +217,16 @@ pub enum CliError {
     Job(#[from] JobError),
     #[error("invalid JSON request: {0}")]
     Json(#[from] serde_json::Error),
-    #[error("give a puzzle: --tiles \"...\" or a JSON request (- for standard input)")]
+    #[error(
+        "give a puzzle: --tiles \"...\", --level FILE or a JSON request (- for standard input)"
+    )]
     NoPuzzle,
+    #[error("{path} has {count} level(s); there is no level {index}")]
+    NoSuchLevel {
+        path: String,
+        count: usize,
+        index: usize,
+    },
     #[error("cannot read {path}: {error}")]
     Read { path: String, error: std::io::Error },
     #[error("{path}:{line}: {message}")]
@@ -336,9 +362,31 @@ fn read_request(path: &PathBuf) -> Result<JobRequest, CliError> {
     Ok(serde_json::from_str(&text)?)
 }
 
+fn read_text(path: &PathBuf) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|error| CliError::Read {
+        path: path.display().to_string(),
+        error,
+    })
+}
+
 fn solve(args: SolveArgs) -> Result<i32, CliError> {
     let request = match (&args.request, &args.tiles) {
         (Some(path), _) => read_request(path)?,
+        (None, None) if args.level.is_some() => {
+            let path = args.level.as_ref().ok_or(CliError::NoPuzzle)?;
+            let levels = sokoban::read_collection(&read_text(path)?);
+            let count = levels.len();
+            let level = levels
+                .into_iter()
+                .nth(args.index.wrapping_sub(1))
+                .ok_or_else(|| CliError::NoSuchLevel {
+                    path: path.display().to_string(),
+                    count,
+                    index: args.index,
+                })?;
+            let puzzle = PuzzleRequest::Sokoban { level: level.text };
+            args.search.request(puzzle, args.boards)
+        }
         (None, Some(tiles)) => {
             let puzzle = PuzzleRequest::Sliding {
                 tiles: parse_tiles("tiles", tiles)?,
@@ -375,7 +423,18 @@ fn print_human(spec: &JobSpec, report: &JobReport, outcome: &JobOutcome) {
             } else {
                 "not proved optimal"
             };
-            println!("solved: {} moves ({proof})", plan.length);
+            match plan.pushes {
+                Some(pushes) => println!(
+                    "solved: {} moves, {pushes} pushes ({})",
+                    plan.length,
+                    if report.optimal {
+                        "push-optimal"
+                    } else {
+                        "not proved push-optimal"
+                    }
+                ),
+                None => println!("solved: {} moves ({proof})", plan.length),
+            }
             println!("plan: {}", plan.text);
         }
         (status, _) => println!(
@@ -404,20 +463,26 @@ fn print_human(spec: &JobSpec, report: &JobReport, outcome: &JobOutcome) {
             .map_or("untracked".to_string(), |n| n.to_string()),
         result.elapsed_ms
     );
-    if let (Some(boards), crate::jobs::PuzzleSpec::Sliding(puzzle)) = (&report.boards, &spec.puzzle)
-    {
-        let cols = puzzle.geometry().cols;
-        for (step, board) in boards.iter().enumerate() {
-            let rows: Vec<String> = board
-                .chunks(cols)
-                .map(|row| {
-                    row.iter()
-                        .map(|t| format!("{t:>2}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .collect();
-            println!("step {}: {}", step + 1, rows.join(" | "));
+    let Some(boards) = &report.boards else {
+        return;
+    };
+    for (step, board) in boards.iter().enumerate() {
+        match (board, &spec.puzzle) {
+            (Board::Xsb(text), _) => println!("push {}:\n{text}", step + 1),
+            (Board::Tiles(board), crate::jobs::PuzzleSpec::Sliding(puzzle)) => {
+                let cols = puzzle.geometry().cols;
+                let rows: Vec<String> = board
+                    .chunks(cols)
+                    .map(|row| {
+                        row.iter()
+                            .map(|t| format!("{t:>2}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                println!("step {}: {}", step + 1, rows.join(" | "));
+            }
+            (Board::Tiles(_), crate::jobs::PuzzleSpec::Sokoban(_)) => {}
         }
     }
 }
@@ -527,6 +592,10 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn bench(args: BenchArgs) -> Result<i32, CliError> {
+    let extension = args.suite.extension().and_then(|e| e.to_str());
+    if matches!(extension, Some("xsb" | "sok")) {
+        return bench_sokoban(&args);
+    }
     let mut instances = read_suite(&args.suite)?;
     if !args.ids.is_empty() {
         instances.retain(|i| args.ids.contains(&i.id));
@@ -694,6 +763,192 @@ fn bench_matrix(
     }
     if wrong > 0 {
         return Err(CliError::WrongLengths(wrong));
+    }
+    Ok(0)
+}
+
+/// One Sokoban level's result, as `bench --json` prints it.
+#[derive(serde::Serialize)]
+struct LevelLine<'a> {
+    id: usize,
+    title: Option<&'a str>,
+    status: &'a str,
+    length: Option<usize>,
+    moves: Option<usize>,
+    pushes: Option<usize>,
+    /// The proved push optimum, when the optima file lists it.
+    expected_pushes: Option<usize>,
+    optimal: bool,
+    plan: Option<&'a str>,
+    nodes_expanded: u64,
+    nodes_generated: u64,
+    elapsed_ms: f64,
+}
+
+#[derive(Default, serde::Serialize)]
+struct LevelSummary {
+    algorithm: String,
+    heuristic: String,
+    solved: usize,
+    total: usize,
+    wrong_pushes: usize,
+    total_ms: f64,
+    /// Over solved levels only.
+    median_ms: f64,
+    nodes_expanded: u64,
+}
+
+/// `level pushes` lines, `#` comments: proved push optima to check against.
+fn read_optima(args: &BenchArgs) -> Result<std::collections::HashMap<usize, usize>, CliError> {
+    let path = match &args.optima {
+        Some(path) => path.clone(),
+        None => {
+            let default = args.suite.with_extension("optima");
+            if !default.exists() {
+                return Ok(Default::default());
+            }
+            default
+        }
+    };
+    let text = read_text(&path)?;
+    let mut optima = std::collections::HashMap::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let pair = line.split_once(' ').and_then(|(level, pushes)| {
+            Some((level.trim().parse().ok()?, pushes.trim().parse().ok()?))
+        });
+        let (level, pushes) = pair.ok_or_else(|| CliError::Suite {
+            path: path.display().to_string(),
+            line: number + 1,
+            message: "expected `level pushes`".into(),
+        })?;
+        optima.insert(level, pushes);
+    }
+    Ok(optima)
+}
+
+/// Solves every level of a collection, `--jobs` at a time, and prints the results in
+/// level order as they complete.
+fn bench_sokoban(args: &BenchArgs) -> Result<i32, CliError> {
+    let optima = read_optima(args)?;
+    let mut levels = sokoban::read_collection(&read_text(&args.suite)?);
+    if !args.ids.is_empty() {
+        levels.retain(|l| args.ids.contains(&l.index.to_string()));
+    }
+    let specs = levels
+        .iter()
+        .map(|level| {
+            let puzzle = PuzzleRequest::Sokoban {
+                level: level.text.clone(),
+            };
+            args.search.request(puzzle, false).into_spec()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let tables = args.search.tables();
+    let resolved = specs
+        .iter()
+        .map(|spec| resolve(spec, &tables))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut summary = LevelSummary {
+        total: levels.len(),
+        ..LevelSummary::default()
+    };
+    let mut times = Vec::new();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let printed: Result<(), CliError> = std::thread::scope(|scope| {
+        for _ in 0..args.jobs.max(1) {
+            let sender = sender.clone();
+            let (next, specs, resolved) = (&next, &specs, &resolved);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= specs.len() {
+                        break;
+                    }
+                    let report = run_resolved(&specs[i], &resolved[i], CancelFlag::new(), None);
+                    if sender.send((i, report)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut pending = std::collections::BTreeMap::new();
+        let mut done = 0;
+        for (i, report) in receiver {
+            pending.insert(i, report);
+            while let Some(report) = pending.remove(&done) {
+                let level = &levels[done];
+                done += 1;
+                let outcome = JobOutcome::from(&report);
+                summary.algorithm = outcome.algorithm.clone();
+                summary.heuristic = outcome.heuristic.clone();
+                let elapsed_ms = wire::millis(report.stats.elapsed);
+                summary.total_ms += elapsed_ms;
+                summary.nodes_expanded += report.stats.nodes_expanded;
+                let pushes = report.plan.as_ref().and_then(|p| p.pushes);
+                let expected = optima.get(&level.index).copied();
+                if report.status == JobStatus::Solved {
+                    summary.solved += 1;
+                    times.push(elapsed_ms);
+                }
+                let wrong = report.optimal && expected.is_some() && pushes != expected;
+                summary.wrong_pushes += usize::from(wrong);
+                let line = LevelLine {
+                    id: level.index,
+                    title: level.title.as_deref(),
+                    status: report.status.name(),
+                    length: report.plan.as_ref().map(|p| p.length),
+                    moves: report.plan.as_ref().map(|p| p.length),
+                    pushes,
+                    expected_pushes: expected,
+                    optimal: report.optimal,
+                    plan: outcome.result.plan.as_deref(),
+                    nodes_expanded: report.stats.nodes_expanded,
+                    nodes_generated: report.stats.nodes_generated,
+                    elapsed_ms,
+                };
+                if args.json {
+                    println!("{}", serde_json::to_string(&line)?);
+                } else {
+                    println!(
+                        "{:>4} {:<11} pushes {:>5} (optimum {:>4}) moves {:>6} {:>12} nodes {:>10.3} ms{}",
+                        line.id,
+                        line.status,
+                        pushes.map_or("-".into(), |p| p.to_string()),
+                        expected.map_or("?".into(), |p| p.to_string()),
+                        line.moves.map_or("-".into(), |m| m.to_string()),
+                        line.nodes_expanded,
+                        elapsed_ms,
+                        if wrong { "  WRONG PUSH COUNT" } else { "" }
+                    );
+                }
+            }
+        }
+        Ok(())
+    });
+    printed?;
+    summary.median_ms = median(&mut times);
+    if args.json {
+        println!("{}", serde_json::json!({ "summary": summary }));
+    } else {
+        println!(
+            "{} {}: solved {}/{}, median {:.3} ms per solved level, total {:.1} ms, {} nodes expanded",
+            summary.algorithm,
+            summary.heuristic,
+            summary.solved,
+            summary.total,
+            summary.median_ms,
+            summary.total_ms,
+            summary.nodes_expanded
+        );
+    }
+    if summary.wrong_pushes > 0 {
+        return Err(CliError::WrongLengths(summary.wrong_pushes));
     }
     Ok(0)
 }

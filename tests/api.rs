@@ -746,3 +746,86 @@ async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt() 
     );
     assert_eq!(done["attempts"], 1, "a drained job keeps its attempt");
 }
+
+#[tokio::test]
+async fn sokoban_levels_are_solved_validated_and_described() {
+    let server = Server::start("sokoban");
+    let level = "####\n# .#\n#  ###\n#*@  #\n#  $ #\n#  ###\n####";
+    let body = json!({"puzzle": {"type": "sokoban", "level": level}, "objective": "optimal", "include_boards": true});
+    let (status, job, _) = post(&server, "/v1/jobs", body).await;
+    assert_eq!(status, 202);
+    let id = job["id"].as_str().expect("id");
+    let (_, done) = get(&server, &format!("/v1/jobs/{id}?wait=30")).await;
+    assert_eq!(done["status"], "solved");
+    let result = &done["result"];
+    assert_eq!(
+        (result["pushes"].as_u64(), result["optimal"].as_bool()),
+        (Some(8), Some(true))
+    );
+    assert_eq!(result["moves"], result["length"]);
+    assert_eq!(result["boards"].as_array().map(Vec::len), Some(8));
+    assert!(
+        result["boards"][7]
+            .as_str()
+            .is_some_and(|b| !b.contains('$'))
+    );
+    assert_eq!(done["request"]["puzzle"]["type"], "sokoban");
+
+    // Any solution by default; the plan replays through /v1/validate.
+    let (status, solved, _) = post(
+        &server,
+        "/v1/solve",
+        json!({"puzzle": {"type": "sokoban", "level": level}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(solved["result"]["optimal"], false);
+    // Solved on the request's path, stored, and read back the same.
+    let (_, stored) = get(
+        &server,
+        &format!("/v1/jobs/{}", solved["id"].as_str().expect("id")),
+    )
+    .await;
+    assert_eq!(stored, solved);
+    let plan = solved["result"]["plan"].clone();
+    let (_, check, _) = post(
+        &server,
+        "/v1/validate",
+        json!({"puzzle": {"type": "sokoban", "level": level}, "plan": plan}),
+    )
+    .await;
+    assert_eq!(
+        (check["legal"].as_bool(), check["solved"].as_bool()),
+        (Some(true), Some(true))
+    );
+    assert_eq!(check["pushes"], solved["result"]["pushes"]);
+    let (_, bad, _) = post(&server, "/v1/validate", json!({"puzzle": {"type": "sokoban", "level": level}, "plan": "dU", "include_boards": true})).await;
+    assert_eq!(
+        (bad["legal"].as_bool(), bad["error"]["step"].as_u64()),
+        (Some(false), Some(2))
+    );
+    assert!(
+        bad["error"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("no box"))
+    );
+    assert_eq!(bad["boards"].as_array().map(Vec::len), Some(1));
+
+    let (status, problem, _) = post(
+        &server,
+        "/v1/jobs",
+        json!({"puzzle": {"type": "sokoban", "level": "#####\n#@$ #\n#####"}}),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert_eq!(problem["pointer"], "/puzzle/level");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("1 boxes but 0 goals"))
+    );
+
+    let (_, caps) = get(&server, "/v1/capabilities").await;
+    assert_eq!(caps["puzzles"]["sokoban"]["defaults"]["objective"], "any");
+    assert_eq!(caps["puzzles"]["sokoban"]["level"]["max_boxes"], 500);
+}

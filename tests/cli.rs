@@ -369,3 +369,138 @@ fn bench_matrix_compares_every_algorithm_and_heuristic() {
         "{text}"
     );
 }
+
+fn write_file(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("puzzled-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).expect("write file");
+    path
+}
+
+const TWO_LEVELS: &str = "; Microban 1\n####\n# .#\n#  ###\n#*@  #\n#  $ #\n#  ###\n####\n\n\
+                          ; Line\nTitle: A line\n#######\n#@ $ .#\n#######\n";
+
+#[test]
+fn solve_level_from_a_collection_prints_lurd_with_moves_and_pushes() {
+    let file = write_file("two.xsb", TWO_LEVELS);
+    let path = file.to_str().expect("path");
+    let output = puzzled(
+        &[
+            "solve",
+            "--level",
+            path,
+            "--index",
+            "2",
+            "--objective",
+            "optimal",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let v = json(&output);
+    assert_eq!(v["status"], "solved");
+    assert_eq!(v["result"]["plan"], "rRR");
+    assert_eq!(v["result"]["optimal"], true);
+    assert_eq!(
+        (
+            v["result"]["moves"].as_u64(),
+            v["result"]["pushes"].as_u64()
+        ),
+        (Some(3), Some(2))
+    );
+    assert_eq!(v["result"]["length"], 3);
+
+    // Level 1, any objective by default, boards after each push, human output.
+    let output = puzzled(&["solve", "--level", path, "--boards"], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("pushes (not proved push-optimal)"), "{text}");
+    assert!(text.contains("push 1:\n####"), "{text}");
+
+    let missing = puzzled(&["solve", "--level", path, "--index", "3"], None);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("has 2 level(s); there is no level 3"));
+}
+
+#[test]
+fn solve_reads_a_sokoban_json_request_and_rejects_bad_levels() {
+    let request = r##"{"puzzle":{"type":"sokoban","level":"5#|#@$.#|5#"},"objective":"optimal"}"##;
+    let output = puzzled(&["solve", "--json", "-"], Some(request));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(json(&output)["result"]["plan"], "R");
+
+    let bad = r##"{"puzzle":{"type":"sokoban","level":"6#|#@$$.#|6#"}}"##;
+    let output = puzzled(&["solve", "--json", "-"], Some(bad));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("puzzle: level: 2 boxes but 1 goals"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn sokoban_bench_prints_a_line_per_level_and_checks_optima() {
+    let file = write_file("bench.xsb", TWO_LEVELS);
+    let optima = write_file("bench.optima", "1 8\n2 2\n");
+    let path = file.to_str().expect("path");
+    let args = [
+        "bench",
+        "--suite",
+        path,
+        "--optima",
+        optima.to_str().expect("path"),
+        "--objective",
+        "optimal",
+        "--jobs",
+        "2",
+        "--json",
+    ];
+    let output = puzzled(&args, None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        (lines[0]["id"].as_u64(), lines[0]["title"].as_str()),
+        (Some(1), Some("Microban 1"))
+    );
+    assert_eq!(
+        (lines[0]["pushes"].as_u64(), lines[0]["optimal"].as_bool()),
+        (Some(8), Some(true))
+    );
+    assert_eq!(
+        (lines[1]["id"].as_u64(), lines[1]["title"].as_str()),
+        (Some(2), Some("A line"))
+    );
+    assert_eq!(lines[1]["plan"], "rRR");
+    for key in [
+        "status",
+        "length",
+        "moves",
+        "nodes_expanded",
+        "nodes_generated",
+        "elapsed_ms",
+    ] {
+        assert!(!lines[0][key].is_null(), "{key}");
+    }
+    assert_eq!(lines[2]["summary"]["solved"], 2);
+
+    let wrong = write_file("wrong.optima", "2 3\n");
+    let output = puzzled(
+        &[
+            "bench",
+            "--suite",
+            path,
+            "--optima",
+            wrong.to_str().expect("path"),
+            "--objective",
+            "optimal",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("1 claimed-optimal solution(s) differ"));
+}

@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use puzzled::http::wire::JobRequest;
-use puzzled::jobs::{ExhaustedReason, JobReport, JobSpec, JobStatus, TableStore, run_job};
+use puzzled::jobs::{Board, ExhaustedReason, JobReport, JobSpec, JobStatus, TableStore, run_job};
 use puzzled::search::{CHECK_INTERVAL, CancelFlag, Progress, ProgressSink};
 
 /// `(id, tiles, optimal length)` from a suite file.
@@ -274,5 +274,8 @@ fn boards_after_each_step_end_on_the_goal() {
     })));
     let boards = report.boards.expect("boards were asked for");
     assert_eq!(boards.len(), report.plan.expect("plan").length);
-    assert_eq!(boards.last(), Some(&vec![1, 2, 3, 4, 5, 6, 7, 8, 0]));
+    assert_eq!(
+        boards.last(),
+        Some(&Board::Tiles(vec![1, 2, 3, 4, 5, 6, 7, 8, 0]))
+    );
 }

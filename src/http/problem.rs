@@ -129,6 +129,7 @@ impl From<RequestError> for Problem {
         let pointer = match &error {
             RequestError::Board(e) if e.to_string().starts_with("goal") => "/puzzle/goal",
             RequestError::Board(_) => "/puzzle/tiles",
+            RequestError::Level(_) => "/puzzle/level",
             RequestError::UnknownName { field, .. } => match *field {
                 "algorithm" => "/algorithm",
                 "heuristic" => "/heuristic",

@@ -22,6 +22,7 @@ use super::wire::{
 use crate::jobs::service::JobEvent;
 use crate::jobs::store::{CancelOutcome, DeleteOutcome, JobRecord, NewJob};
 use crate::jobs::{AlgorithmChoice, HeuristicChoice, JobSpec, PuzzleSpec};
+use crate::puzzles::sokoban;
 
 /// JSON body whose rejections become problem+json.
 pub struct Body<T>(pub T);
@@ -57,13 +58,15 @@ fn capped(state: &AppState, request: JobRequest) -> Result<(JobSpec, i64), Probl
     let priority = request.priority.unwrap_or(0);
     let mut spec = request.into_spec()?;
     let caps = &state.caps;
-    let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
-    within(
-        "/puzzle/tiles",
-        "board size",
-        puzzle.geometry().cells() as u64,
-        caps.max_board_cells,
-    )?;
+    // Sokoban levels are held to the parser's own limits (100x100 squares, 500 boxes).
+    if let PuzzleSpec::Sliding(puzzle) = &spec.puzzle {
+        within(
+            "/puzzle/tiles",
+            "board size",
+            puzzle.geometry().cells() as u64,
+            caps.max_board_cells,
+        )?;
+    }
     let max_nodes = within(
         "/limits/max_nodes",
         "max_nodes",
@@ -466,6 +469,14 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
                 "objectives": ["optimal", "any"],
                 "defaults": {"algorithm": "auto", "heuristic": "auto", "objective": "optimal", "goal": "blank-last"},
                 "board": {"min_side": 2, "max_side": 8, "max_cells": state.caps.max_board_cells},
+            },
+            "sokoban": {
+                "algorithms": algorithms,
+                "heuristics": HeuristicChoice::SOKOBAN_NAMES,
+                "objectives": ["any", "optimal"],
+                "defaults": {"algorithm": "auto", "heuristic": "auto", "objective": "any"},
+                "level": {"format": "XSB or run-length XSB", "max_rows": sokoban::MAX_ROWS, "max_cols": sokoban::MAX_COLS, "max_boxes": sokoban::MAX_BOXES},
+                "plan": "LURD: lower case moves, upper case pushes",
             }
         },
         "limits": {

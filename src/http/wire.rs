@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::jobs::run::Board;
 use crate::jobs::store::{JobRecord, ProgressRecord, Stage};
 use crate::jobs::{
     AlgorithmChoice, HeuristicChoice, JobLimits, JobReport, JobSpec, JobStatus, Objective,
@@ -12,6 +13,7 @@ use crate::jobs::{
 };
 use crate::puzzles::sliding::pdb::PartitionKind;
 use crate::puzzles::sliding::{BoardError, GoalSpec, SlidingPuzzle};
+use crate::puzzles::sokoban::{self, Level, LevelError, Snapshots};
 use crate::search::Weight;
 
 /// `POST /v1/jobs` body, and `puzzled solve --json -` input.
@@ -50,6 +52,25 @@ pub enum PuzzleRequest {
         #[serde(default)]
         goal: Option<GoalRequest>,
     },
+    /// One level in XSB (or run-length XSB) text.
+    Sokoban { level: String },
+}
+
+/// A board on the wire: a sliding board's tiles, or a Sokoban level as XSB text.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum BoardView {
+    Tiles(Vec<u8>),
+    Xsb(String),
+}
+
+impl From<&Board> for BoardView {
+    fn from(board: &Board) -> BoardView {
+        match board {
+            Board::Tiles(tiles) => BoardView::Tiles(tiles.clone()),
+            Board::Xsb(text) => BoardView::Xsb(text.clone()),
+        }
+    }
 }
 
 /// A goal as a tile list or by name (`blank-last`, `blank-first`).
@@ -74,6 +95,8 @@ pub struct LimitsRequest {
 pub enum RequestError {
     #[error("puzzle: {0}")]
     Board(#[from] BoardError),
+    #[error("puzzle: level: {0}")]
+    Level(#[from] LevelError),
     #[error("unknown {field} '{value}'; expected one of: {expected}")]
     UnknownName {
         field: &'static str,
@@ -121,6 +144,7 @@ impl JobRequest {
                 };
                 PuzzleSpec::Sliding(SlidingPuzzle::new(&tiles, cols, &goal)?)
             }
+            PuzzleRequest::Sokoban { level } => PuzzleSpec::Sokoban(Level::parse(&level)?),
         };
         let algorithm_names: Vec<&str> = AlgorithmChoice::ALL.iter().map(|a| a.name()).collect();
         let algorithm = match self.algorithm.as_deref() {
@@ -138,13 +162,20 @@ impl JobRequest {
         };
         let heuristic = match self.heuristic.as_deref() {
             None => HeuristicChoice::Auto,
-            Some(name) => HeuristicChoice::parse(name, partition)
-                .ok_or_else(|| unknown("heuristic", name, &HeuristicChoice::NAMES))?,
+            Some(name) => HeuristicChoice::parse(name, partition).ok_or_else(|| {
+                let names = [
+                    &HeuristicChoice::NAMES[..],
+                    &HeuristicChoice::SOKOBAN_NAMES[1..],
+                ];
+                unknown("heuristic", name, &names.concat())
+            })?,
         };
         if partition.is_some() && !matches!(heuristic, HeuristicChoice::PatternDatabase(_)) {
             return Err(RequestError::PartitionWithoutPdb);
         }
         let objective = match self.objective.as_deref() {
+            // Proving a Sokoban optimum can take very long; any solution is the useful default.
+            None if matches!(puzzle, PuzzleSpec::Sokoban(_)) => Objective::Any,
             None => Objective::Optimal,
             Some(name) => Objective::parse(name)
                 .ok_or_else(|| unknown("objective", name, &["optimal", "any"]))?,
@@ -198,8 +229,13 @@ pub struct JobResult {
     /// Final IDA* threshold, A* f-bound or BFS depth.
     pub threshold: Option<u32>,
     pub elapsed_ms: f64,
+    /// Sokoban: moves (the plan's length) and pushes.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub boards: Option<Vec<Vec<u8>>>,
+    pub moves: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pushes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boards: Option<Vec<BoardView>>,
 }
 
 /// Milliseconds with microsecond precision: 8-puzzle solves take microseconds.
@@ -233,7 +269,15 @@ impl From<&JobReport> for JobOutcome {
                 unique_states: report.stats.unique_states,
                 threshold: report.stats.bound,
                 elapsed_ms: millis(report.stats.elapsed),
-                boards: report.boards.clone(),
+                moves: report
+                    .plan
+                    .as_ref()
+                    .and_then(|p| p.pushes.map(|_| p.length)),
+                pushes: report.plan.as_ref().and_then(|p| p.pushes),
+                boards: report
+                    .boards
+                    .as_ref()
+                    .map(|boards| boards.iter().map(BoardView::from).collect()),
             },
             error,
         }
@@ -243,7 +287,6 @@ impl From<&JobReport> for JobOutcome {
 impl JobRequest {
     /// The request as the service understood it, for echoing back.
     pub fn from_spec(spec: &JobSpec, priority: i64) -> JobRequest {
-        let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
         let (heuristic, partition) = match spec.heuristic {
             HeuristicChoice::PatternDatabase(kind) => {
                 ("pattern-database", kind.map(|k| k.name().to_string()))
@@ -251,12 +294,17 @@ impl JobRequest {
             other => (other.name(), None),
         };
         JobRequest {
-            puzzle: PuzzleRequest::Sliding {
-                tiles: puzzle.start().iter().map(|&t| u64::from(t)).collect(),
-                cols: Some(puzzle.geometry().cols),
-                goal: Some(GoalRequest::Tiles(
-                    puzzle.goal().iter().map(|&t| u64::from(t)).collect(),
-                )),
+            puzzle: match &spec.puzzle {
+                PuzzleSpec::Sliding(puzzle) => PuzzleRequest::Sliding {
+                    tiles: puzzle.start().iter().map(|&t| u64::from(t)).collect(),
+                    cols: Some(puzzle.geometry().cols),
+                    goal: Some(GoalRequest::Tiles(
+                        puzzle.goal().iter().map(|&t| u64::from(t)).collect(),
+                    )),
+                },
+                PuzzleSpec::Sokoban(level) => PuzzleRequest::Sokoban {
+                    level: level.to_xsb(),
+                },
             },
             algorithm: Some(spec.algorithm.name().to_string()),
             heuristic: Some(heuristic.to_string()),
@@ -314,8 +362,13 @@ pub struct ResultView {
     pub elapsed_ms: f64,
     /// Time from submission to the start of the search.
     pub queue_ms: Option<i64>,
+    /// Sokoban: moves (the plan's length) and pushes.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub boards: Option<Vec<Vec<u8>>>,
+    pub moves: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pushes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boards: Option<Vec<BoardView>>,
 }
 
 pub fn timestamp(ms: i64) -> String {
@@ -349,11 +402,23 @@ impl From<&JobRecord> for JobView {
         };
         let result = job.result.as_ref().map(|r| {
             let boards = match (&job.spec.puzzle, &r.plan) {
-                (PuzzleSpec::Sliding(puzzle), Some(plan)) if job.spec.include_boards => {
-                    Some(crate::puzzles::sliding::replay(puzzle, plan, true).boards)
-                }
+                (PuzzleSpec::Sliding(puzzle), Some(plan)) if job.spec.include_boards => Some(
+                    crate::puzzles::sliding::replay(puzzle, plan, true)
+                        .boards
+                        .into_iter()
+                        .map(BoardView::Tiles)
+                        .collect(),
+                ),
+                (PuzzleSpec::Sokoban(level), Some(plan)) if job.spec.include_boards => Some(
+                    sokoban::replay(level, plan, Snapshots::EachPush)
+                        .boards
+                        .into_iter()
+                        .map(BoardView::Xsb)
+                        .collect(),
+                ),
                 _ => None,
             };
+            let is_sokoban = matches!(job.spec.puzzle, PuzzleSpec::Sokoban(_));
             ResultView {
                 plan: r.plan.clone(),
                 length: r.length,
@@ -366,6 +431,12 @@ impl From<&JobRecord> for JobView {
                 threshold: r.threshold,
                 elapsed_ms: r.elapsed_us as f64 / 1e3,
                 queue_ms: job.started_at.map(|s| s - job.created_at),
+                moves: r.length.filter(|_| is_sokoban),
+                pushes: r
+                    .plan
+                    .as_deref()
+                    .filter(|_| is_sokoban)
+                    .map(sokoban::count_pushes),
                 boards,
             }
         });
@@ -413,8 +484,12 @@ pub struct ValidateResponse {
     pub solved: bool,
     pub length: usize,
     pub error: Option<StepErrorView>,
+    /// Sokoban: pushes among the legal steps.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub boards: Option<Vec<Vec<u8>>>,
+    pub pushes: Option<usize>,
+    /// The board after each legal step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boards: Option<Vec<BoardView>>,
 }
 
 impl ValidateRequest {
@@ -430,17 +505,43 @@ impl ValidateRequest {
             include_boards: false,
             priority: None,
         };
-        let PuzzleSpec::Sliding(puzzle) = request.into_spec()?.puzzle;
-        let replay = crate::puzzles::sliding::replay(&puzzle, &self.plan, self.include_boards);
-        Ok(ValidateResponse {
-            legal: replay.legal,
-            solved: replay.solved,
-            length: replay.length,
-            error: replay.error.map(|e| StepErrorView {
-                step: e.step,
-                reason: e.reason,
-            }),
-            boards: self.include_boards.then_some(replay.boards),
+        let error = |e: crate::puzzles::StepError| StepErrorView {
+            step: e.step,
+            reason: e.reason,
+        };
+        Ok(match request.into_spec()?.puzzle {
+            PuzzleSpec::Sliding(puzzle) => {
+                let replay =
+                    crate::puzzles::sliding::replay(&puzzle, &self.plan, self.include_boards);
+                ValidateResponse {
+                    legal: replay.legal,
+                    solved: replay.solved,
+                    length: replay.length,
+                    error: replay.error.map(error),
+                    pushes: None,
+                    boards: self
+                        .include_boards
+                        .then(|| replay.boards.into_iter().map(BoardView::Tiles).collect()),
+                }
+            }
+            PuzzleSpec::Sokoban(level) => {
+                let snapshots = if self.include_boards {
+                    Snapshots::EachStep
+                } else {
+                    Snapshots::None
+                };
+                let replay = sokoban::replay(&level, &self.plan, snapshots);
+                ValidateResponse {
+                    legal: replay.legal,
+                    solved: replay.solved,
+                    length: replay.moves,
+                    error: replay.error.map(error),
+                    pushes: Some(replay.pushes),
+                    boards: self
+                        .include_boards
+                        .then(|| replay.boards.into_iter().map(BoardView::Xsb).collect()),
+                }
+            }
         })
     }
 }

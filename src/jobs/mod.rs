@@ -9,6 +9,6 @@ pub mod spec;
 pub mod store;
 pub mod tables;
 
-pub use run::{ExhaustedReason, JobError, JobReport, JobStatus, Plan, run_job};
+pub use run::{Board, ExhaustedReason, JobError, JobReport, JobStatus, Plan, run_job};
 pub use spec::{AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec};
 pub use tables::TableStore;

@@ -11,6 +11,7 @@ use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
 use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
 use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
+use crate::puzzles::sokoban::{self, Bound, Level, SokobanDomain};
 use crate::search::{
     self, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight,
 };
@@ -26,6 +27,11 @@ pub enum JobError {
         rows: usize,
         cols: usize,
         why: String,
+    },
+    #[error("heuristic {heuristic} does not apply to {puzzle} puzzles")]
+    WrongPuzzle {
+        heuristic: &'static str,
+        puzzle: &'static str,
     },
     #[error(transparent)]
     Table(#[from] TableError),
@@ -77,13 +83,21 @@ impl JobStatus {
 /// One plan type for every puzzle: its text, and its length in moves.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// `u d l r` for sliding puzzles (the blank's direction).
+    /// `u d l r` for sliding puzzles (the blank's direction); LURD for Sokoban
+    /// (lower case moves, upper case pushes).
     pub text: String,
     pub length: usize,
+    /// Sokoban only: how many of the moves push a box.
+    pub pushes: Option<usize>,
 }
 
-/// A board after one plan step.
-pub type Board = Vec<u8>;
+/// A board after one plan step (sliding) or push (Sokoban).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Board {
+    Tiles(Vec<u8>),
+    /// XSB text.
+    Xsb(String),
+}
 
 #[derive(Clone, Debug)]
 pub struct JobReport {
@@ -106,12 +120,57 @@ pub struct Resolved {
     pub algorithm: AlgorithmChoice,
     pub heuristic: HeuristicChoice,
     pub weight: Weight,
-    pub evaluator: Evaluator,
+    pub evaluation: Evaluation,
+}
+
+/// What scores states: per puzzle, the concrete heuristic.
+#[derive(Clone, Debug)]
+pub enum Evaluation {
+    Sliding(Evaluator),
+    Sokoban(Bound),
 }
 
 /// Resolves `auto` and fetches (or builds) the tables the heuristic needs.
 pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError> {
-    let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
+    match &spec.puzzle {
+        PuzzleSpec::Sliding(puzzle) => resolve_sliding(spec, puzzle, tables),
+        PuzzleSpec::Sokoban(_) => resolve_sokoban(spec),
+    }
+}
+
+/// Sokoban needs no tables: the matching bound by default; for `any`, greedy
+/// best-first over pushes, for `optimal`, A* (IDA* revisits too many transpositions).
+fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
+    let (heuristic, bound) = match spec.heuristic {
+        HeuristicChoice::Auto | HeuristicChoice::Matching => {
+            (HeuristicChoice::Matching, Bound::Matching)
+        }
+        HeuristicChoice::ClosestGoal => (HeuristicChoice::ClosestGoal, Bound::ClosestGoal),
+        other => {
+            return Err(JobError::WrongPuzzle {
+                heuristic: other.name(),
+                puzzle: "sokoban",
+            });
+        }
+    };
+    let algorithm = match (spec.algorithm, spec.objective) {
+        (AlgorithmChoice::Auto, Objective::Optimal) => AlgorithmChoice::AStar,
+        (AlgorithmChoice::Auto, Objective::Any) => AlgorithmChoice::GreedyBestFirst,
+        (other, _) => other,
+    };
+    Ok(Resolved {
+        algorithm,
+        heuristic,
+        weight: spec.weight.unwrap_or(Weight::ONE),
+        evaluation: Evaluation::Sokoban(bound),
+    })
+}
+
+fn resolve_sliding(
+    spec: &JobSpec,
+    puzzle: &SlidingPuzzle,
+    tables: &TableStore,
+) -> Result<Resolved, JobError> {
     let geometry = puzzle.geometry();
     let heuristic = match spec.heuristic {
         HeuristicChoice::Auto => auto_heuristic(puzzle, tables),
@@ -151,7 +210,7 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
         algorithm,
         heuristic,
         weight,
-        evaluator,
+        evaluation: Evaluation::Sliding(evaluator),
     })
 }
 
@@ -203,6 +262,12 @@ fn sliding_evaluator(
     let geometry = puzzle.geometry();
     Ok(match heuristic {
         HeuristicChoice::Auto => unreachable!("resolved above"),
+        HeuristicChoice::Matching | HeuristicChoice::ClosestGoal => {
+            return Err(JobError::WrongPuzzle {
+                heuristic: heuristic.name(),
+                puzzle: "sliding",
+            });
+        }
         HeuristicChoice::Misplaced => Evaluator::Misplaced,
         HeuristicChoice::Manhattan => Evaluator::Manhattan,
         HeuristicChoice::LinearConflict => Evaluator::LinearConflict,
@@ -265,6 +330,12 @@ pub struct Progress<'a> {
     pub interval: Duration,
 }
 
+/// A plan that passed its replay, and the boards it went through (when asked).
+struct Checked {
+    plan: Plan,
+    boards: Vec<Board>,
+}
+
 /// Runs a resolved job. Every plan is replayed by the validator before it is reported.
 pub fn run_resolved(
     spec: &JobSpec,
@@ -272,7 +343,6 @@ pub fn run_resolved(
     cancel: CancelFlag,
     progress: Option<Progress>,
 ) -> JobReport {
-    let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
     let limits = Limits {
         max_nodes: spec.limits.max_nodes,
         timeout: spec.limits.timeout,
@@ -282,12 +352,86 @@ pub fn run_resolved(
     if let Some(progress) = progress {
         budget = budget.with_progress(progress.sink, progress.interval);
     }
-    let domain = SlidingDomain::new(puzzle, resolved.evaluator.clone());
-    let report = search::solve(
-        &domain,
-        search_algorithm(resolved.algorithm, resolved.weight),
-        &mut budget,
-    );
+    let algorithm = search_algorithm(resolved.algorithm, resolved.weight);
+    match (&spec.puzzle, &resolved.evaluation) {
+        (PuzzleSpec::Sliding(puzzle), Evaluation::Sliding(evaluator)) => {
+            let domain = SlidingDomain::new(puzzle, evaluator.clone());
+            let report = search::solve(&domain, algorithm, &mut budget);
+            job_report(resolved, report, spec.include_boards, |moves| {
+                check_sliding(puzzle, moves, spec.include_boards)
+            })
+        }
+        (PuzzleSpec::Sokoban(level), Evaluation::Sokoban(bound)) => {
+            let domain = SokobanDomain::new(level, *bound);
+            let report = search::solve(&domain, algorithm, &mut budget);
+            job_report(resolved, report, spec.include_boards, |pushes| {
+                let text = sokoban::plan::lurd(domain.board(), pushes)
+                    .ok_or("the pushes could not be walked")?;
+                check_sokoban(level, text, spec.include_boards)
+            })
+        }
+        _ => JobReport {
+            status: JobStatus::Failed("internal error: resolved for another puzzle".into()),
+            algorithm: resolved.algorithm,
+            heuristic: resolved.heuristic,
+            weight: resolved.weight,
+            plan: None,
+            optimal: false,
+            stats: budget.finish(),
+            boards: None,
+        },
+    }
+}
+
+fn check_sliding(
+    puzzle: &SlidingPuzzle,
+    moves: &[sliding::Move],
+    include_boards: bool,
+) -> Result<Checked, String> {
+    let text = sliding::plan_text(moves);
+    let replay = sliding::replay(puzzle, &text, include_boards);
+    if !replay.solved {
+        return Err(format!("{:?}", replay.error));
+    }
+    Ok(Checked {
+        plan: Plan {
+            length: replay.length,
+            text,
+            pushes: None,
+        },
+        boards: replay.boards.into_iter().map(Board::Tiles).collect(),
+    })
+}
+
+/// Replays a LURD plan; the boards, when asked, are the level after each push.
+fn check_sokoban(level: &Level, text: String, include_boards: bool) -> Result<Checked, String> {
+    let snapshots = if include_boards {
+        sokoban::Snapshots::EachPush
+    } else {
+        sokoban::Snapshots::None
+    };
+    let replay = sokoban::replay(level, &text, snapshots);
+    if !replay.solved {
+        return Err(format!("{:?}", replay.error));
+    }
+    Ok(Checked {
+        plan: Plan {
+            length: replay.moves,
+            text,
+            pushes: Some(replay.pushes),
+        },
+        boards: replay.boards.into_iter().map(Board::Xsb).collect(),
+    })
+}
+
+/// The job's report from the search's: a solution counts only once `check` has
+/// replayed it.
+fn job_report<A>(
+    resolved: &Resolved,
+    report: search::Report<A>,
+    include_boards: bool,
+    check: impl FnOnce(&[A]) -> Result<Checked, String>,
+) -> JobReport {
     let mut job = JobReport {
         status: JobStatus::Solved,
         algorithm: resolved.algorithm,
@@ -299,24 +443,17 @@ pub fn run_resolved(
         boards: None,
     };
     job.status = match report.outcome {
-        Outcome::Solved(solution) => {
-            let text = sliding::plan_text(&solution.actions);
-            let replay = sliding::replay(puzzle, &text, spec.include_boards);
-            if !replay.solved {
-                JobStatus::Failed(format!(
-                    "internal error: the plan failed its replay ({:?})",
-                    replay.error
-                ))
-            } else {
+        Outcome::Solved(solution) => match check(&solution.actions) {
+            Ok(checked) => {
                 job.optimal = report.proved_optimal;
-                job.plan = Some(Plan {
-                    length: replay.length,
-                    text,
-                });
-                job.boards = spec.include_boards.then_some(replay.boards);
+                job.plan = Some(checked.plan);
+                job.boards = include_boards.then_some(checked.boards);
                 JobStatus::Solved
             }
-        }
+            Err(why) => JobStatus::Failed(format!(
+                "internal error: the plan failed its replay ({why})"
+            )),
+        },
         Outcome::Unsolvable => JobStatus::Unsolvable,
         Outcome::GaveUp => JobStatus::Exhausted(ExhaustedReason::GaveUp),
         Outcome::Stopped(Stop::Cancelled) => JobStatus::Cancelled,

@@ -5,11 +5,13 @@ use std::time::Duration;
 
 use crate::puzzles::sliding::SlidingPuzzle;
 use crate::puzzles::sliding::pdb::PartitionKind;
+use crate::puzzles::sokoban::Level;
 use crate::search::Weight;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PuzzleSpec {
     Sliding(SlidingPuzzle),
+    Sokoban(Level),
 }
 
 /// The search to run; `Auto` picks one from the puzzle and the objective.
@@ -59,9 +61,14 @@ pub enum HeuristicChoice {
     /// Additive pattern databases (4×4, 5×5), or the exact table on boards of ≤ 9 cells.
     /// `None` takes the default partition for the board.
     PatternDatabase(Option<PartitionKind>),
+    /// Sokoban: minimum-cost box–goal matching over push distances.
+    Matching,
+    /// Sokoban: each box's push distance to its closest goal.
+    ClosestGoal,
 }
 
 impl HeuristicChoice {
+    /// The sliding-puzzle heuristics, `auto` first.
     pub const NAMES: [&'static str; 5] = [
         "auto",
         "misplaced",
@@ -69,6 +76,8 @@ impl HeuristicChoice {
         "linear-conflict",
         "pattern-database",
     ];
+    /// The Sokoban lower bounds, `auto` first.
+    pub const SOKOBAN_NAMES: [&'static str; 3] = ["auto", "matching", "closest-goal"];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -77,6 +86,8 @@ impl HeuristicChoice {
             HeuristicChoice::Manhattan => "manhattan",
             HeuristicChoice::LinearConflict => "linear-conflict",
             HeuristicChoice::PatternDatabase(_) => "pattern-database",
+            HeuristicChoice::Matching => "matching",
+            HeuristicChoice::ClosestGoal => "closest-goal",
         }
     }
 
@@ -88,6 +99,8 @@ impl HeuristicChoice {
             "manhattan" => HeuristicChoice::Manhattan,
             "linear-conflict" => HeuristicChoice::LinearConflict,
             "pattern-database" => HeuristicChoice::PatternDatabase(partition),
+            "matching" => HeuristicChoice::Matching,
+            "closest-goal" => HeuristicChoice::ClosestGoal,
             _ => return None,
         })
     }

@@ -15,6 +15,7 @@ use super::run::{JobReport, JobStatus};
 use super::spec::{AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec};
 use crate::puzzles::sliding::pdb::PartitionKind;
 use crate::puzzles::sliding::{GoalSpec, SlidingPuzzle};
+use crate::puzzles::sokoban::Level;
 use crate::search::Weight;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -152,7 +153,7 @@ pub struct Store {
 /// The columns [`record`] reads, as a literal so queries stay static strings.
 macro_rules! columns {
     () => {
-        "id, status, reason, priority, puzzle_type, tiles, cols, goal, algorithm, heuristic, partition_kind, objective, \
+        "id, status, reason, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, \
     weight_percent, max_nodes, timeout_ms, include_boards, created_at, started_at, finished_at, attempts, progress_nodes, \
     progress_threshold, progress_elapsed_ms, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, nodes_expanded, \
     nodes_generated, unique_states, threshold, elapsed_us, error"
@@ -199,16 +200,18 @@ impl Store {
         let id = uuid::Uuid::new_v4().to_string();
         let columns = SpecColumns::from(&job.spec);
         let inserted = sqlx::query(concat!(
-            "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, algorithm, heuristic, partition_kind, objective, \
-             weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
-             VALUES (?, 'queued', ?, 'sliding', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
+            "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, \
+             objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
+             VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
             columns!()
         ))
         .bind(&id)
         .bind(job.priority)
+        .bind(columns.puzzle_type)
         .bind(&columns.tiles)
         .bind(columns.cols)
         .bind(&columns.goal)
+        .bind(&columns.level)
         .bind(columns.algorithm)
         .bind(columns.heuristic)
         .bind(columns.partition)
@@ -364,14 +367,14 @@ impl Store {
     /// Inserts jobs that ran to their end before they were ever queued (small synchronous
     /// solves), all in one statement: one commit for the whole batch.
     pub async fn insert_finished(&self, jobs: &[JobRecord]) -> Result<(), StoreError> {
-        const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'sliding', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
         if jobs.is_empty() {
             return Ok(());
         }
         let sql = format!(
             "INSERT INTO jobs (status, reason, finished_at, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, \
              nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, \
-             id, priority, puzzle_type, tiles, cols, goal, algorithm, heuristic, partition_kind, objective, weight_percent, \
+             id, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, weight_percent, \
              max_nodes, timeout_ms, include_boards, created_at, started_at, attempts) VALUES {}",
             vec![ROW; jobs.len()].join(", ")
         );
@@ -391,9 +394,11 @@ impl Store {
             query = bind_result(query, status, result, finished_at)
                 .bind(job.id.clone())
                 .bind(job.priority)
+                .bind(columns.puzzle_type)
                 .bind(columns.tiles)
                 .bind(columns.cols)
                 .bind(columns.goal)
+                .bind(columns.level)
                 .bind(columns.algorithm)
                 .bind(columns.heuristic)
                 .bind(columns.partition)
@@ -556,9 +561,13 @@ fn bind_result<'q>(
 
 /// A spec as stored: names and numbers, parsed back by [`spec_from_columns`].
 struct SpecColumns {
-    tiles: String,
-    cols: i64,
-    goal: String,
+    puzzle_type: &'static str,
+    /// Sliding puzzles: start, columns and goal.
+    tiles: Option<String>,
+    cols: Option<i64>,
+    goal: Option<String>,
+    /// Sokoban: the level as XSB text.
+    level: Option<String>,
     algorithm: &'static str,
     heuristic: &'static str,
     partition: Option<&'static str>,
@@ -578,11 +587,22 @@ fn join(tiles: &[u8]) -> String {
 
 impl From<&JobSpec> for SpecColumns {
     fn from(spec: &JobSpec) -> SpecColumns {
-        let PuzzleSpec::Sliding(puzzle) = &spec.puzzle;
+        let (puzzle_type, tiles, cols, goal, level) = match &spec.puzzle {
+            PuzzleSpec::Sliding(puzzle) => (
+                "sliding",
+                Some(join(puzzle.start())),
+                Some(puzzle.geometry().cols as i64),
+                Some(join(puzzle.goal())),
+                None,
+            ),
+            PuzzleSpec::Sokoban(level) => ("sokoban", None, None, None, Some(level.to_xsb())),
+        };
         SpecColumns {
-            tiles: join(puzzle.start()),
-            cols: puzzle.geometry().cols as i64,
-            goal: join(puzzle.goal()),
+            puzzle_type,
+            tiles,
+            cols,
+            goal,
+            level,
             algorithm: spec.algorithm.name(),
             heuristic: spec.heuristic.name(),
             partition: match spec.heuristic {
@@ -607,16 +627,24 @@ fn record(row: &SqliteRow) -> Result<JobRecord, StoreError> {
         id: id.clone(),
         why: why.to_string(),
     };
-    let tiles = numbers(&row.try_get::<String, _>("tiles")?).ok_or_else(|| corrupt("tiles"))?;
-    let goal = numbers(&row.try_get::<String, _>("goal")?).ok_or_else(|| corrupt("goal"))?;
-    let cols: i64 = row.try_get("cols")?;
-    let puzzle = SlidingPuzzle::new(&tiles, Some(cols as usize), &GoalSpec::Tiles(goal))
-        .map_err(|e| corrupt(&e.to_string()))?;
+    let puzzle = if row.try_get::<String, _>("puzzle_type")? == "sokoban" {
+        let level = row
+            .try_get::<Option<String>, _>("level")?
+            .ok_or_else(|| corrupt("level"))?;
+        PuzzleSpec::Sokoban(Level::parse(&level).map_err(|e| corrupt(&e.to_string()))?)
+    } else {
+        let tiles = numbers(&row.try_get::<String, _>("tiles")?).ok_or_else(|| corrupt("tiles"))?;
+        let goal = numbers(&row.try_get::<String, _>("goal")?).ok_or_else(|| corrupt("goal"))?;
+        let cols: i64 = row.try_get("cols")?;
+        let puzzle = SlidingPuzzle::new(&tiles, Some(cols as usize), &GoalSpec::Tiles(goal))
+            .map_err(|e| corrupt(&e.to_string()))?;
+        PuzzleSpec::Sliding(puzzle)
+    };
     let partition = row
         .try_get::<Option<String>, _>("partition_kind")?
         .and_then(|p| PartitionKind::parse(&p));
     let spec = JobSpec {
-        puzzle: PuzzleSpec::Sliding(puzzle),
+        puzzle,
         algorithm: AlgorithmChoice::parse(&row.try_get::<String, _>("algorithm")?)
             .ok_or_else(|| corrupt("algorithm"))?,
         heuristic: HeuristicChoice::parse(&row.try_get::<String, _>("heuristic")?, partition)

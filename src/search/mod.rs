@@ -59,6 +59,10 @@ pub trait Domain {
     fn admissible(&self) -> bool {
         true
     }
+    /// Heap bytes each stored state owns beyond its inline size, for the memory cap.
+    fn state_heap_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// Weight on the heuristic, in percent: 100 is plain A*/IDA*; more trades

@@ -78,7 +78,9 @@ impl<D: Domain> NodeTable<D> {
                 }
             }
             Entry::Vacant(entry) => {
-                budget.check_memory(self.nodes.len() + 1, Self::BYTES_PER_STATE)?;
+                // The state and its key may each own heap memory (a Sokoban box set).
+                let bytes = Self::BYTES_PER_STATE + 2 * domain.state_heap_bytes();
+                budget.check_memory(self.nodes.len() + 1, bytes)?;
                 let id = NodeId::try_from(self.nodes.len()).map_err(|_| Stop::MemoryLimit)?;
                 entry.insert(id);
                 self.nodes.push(Node { state, parent, g });

@@ -12,6 +12,8 @@ pub mod pdb;
 
 use std::fmt;
 
+pub use super::StepError;
+
 pub use heuristic::{Evaluator, SlidingDomain};
 
 /// Largest board side, and so at most 64 cells (one byte per tile, tiles < 64).
@@ -294,14 +296,6 @@ impl SlidingPuzzle {
         let blank_distance = self.geometry.distance(blank_start, goal_cell[0]);
         transpositions % 2 == blank_distance % 2
     }
-}
-
-/// Why a plan step could not be played.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StepError {
-    /// 1-based index of the offending move.
-    pub step: usize,
-    pub reason: String,
 }
 
 /// The validator's verdict on a plan.

@@ -1,0 +1,163 @@
+//! A level compiled for search: the squares the player can ever reach numbered
+//! densely, their neighbours, push distances to every goal and the dead squares.
+
+use super::{Direction, Level};
+
+/// No square: a wall, or off the player's area.
+pub const NONE: u16 = u16::MAX;
+/// Push distance of a square from which a goal cannot be reached.
+pub const UNREACHABLE: u16 = u16::MAX;
+
+/// Static facts about a level, computed once per job.
+#[derive(Clone, Debug)]
+pub struct Board {
+    /// Level cell of each square.
+    cells: Vec<usize>,
+    /// Square of each level cell, or [`NONE`].
+    square_of: Vec<u16>,
+    /// Per square, the neighbour in each [`Direction`] (LURD order), or [`NONE`].
+    neighbours: Vec<[u16; 4]>,
+    goal: Vec<bool>,
+    goals: Vec<u16>,
+    /// `distance[g * n + s]`: pushes to bring a box from square `s` to goal `g` on an
+    /// otherwise empty board (the player only needs room behind the box).
+    distance: Vec<u16>,
+    /// Squares from which no goal can be reached: a box there is lost.
+    dead: Vec<bool>,
+    start_boxes: Vec<u16>,
+    start_player: u16,
+    /// Boxes or goals the player can never reach (decoration off goals, or stranded):
+    /// the level cannot be solved.
+    stranded: bool,
+}
+
+impl Board {
+    pub fn new(level: &Level) -> Board {
+        // The player's area, walking through boxes: nothing outside it can ever move.
+        let n_cells = level.rows() * level.cols();
+        let mut square_of = vec![NONE; n_cells];
+        let mut cells = vec![level.player()];
+        square_of[level.player()] = 0;
+        let mut next = 0;
+        while next < cells.len() {
+            let cell = cells[next];
+            next += 1;
+            for direction in Direction::ALL {
+                if let Some(c) = level.step(cell, direction)
+                    && !level.is_wall(c)
+                    && square_of[c] == NONE
+                {
+                    square_of[c] = cells.len() as u16;
+                    cells.push(c);
+                }
+            }
+        }
+        let neighbours = cells
+            .iter()
+            .map(|&cell| Direction::ALL.map(|d| level.step(cell, d).map_or(NONE, |c| square_of[c])))
+            .collect();
+        let goal: Vec<bool> = cells.iter().map(|&c| level.is_goal(c)).collect();
+        let goals: Vec<u16> = (0..cells.len() as u16)
+            .filter(|&s| goal[s as usize])
+            .collect();
+        let start_boxes: Vec<u16> = (0..cells.len() as u16)
+            .filter(|&s| level.has_box(cells[s as usize]))
+            .collect();
+        // Outside the area a box on a goal is decoration; anything else is stranded.
+        let stranded = (0..n_cells).any(|c| {
+            square_of[c] == NONE && !level.is_wall(c) && level.has_box(c) != level.is_goal(c)
+        });
+        let mut board = Board {
+            cells,
+            square_of,
+            neighbours,
+            goal,
+            goals,
+            distance: Vec::new(),
+            dead: Vec::new(),
+            start_boxes,
+            start_player: 0,
+            stranded,
+        };
+        board.distance = board.push_distances();
+        let n = board.n_squares();
+        board.dead = (0..n)
+            .map(|s| (0..board.goals.len()).all(|g| board.distance[g * n + s] == UNREACHABLE))
+            .collect();
+        board
+    }
+
+    /// Breadth-first pulls from every goal: a box pulled from `s` to `s - d` needs the
+    /// player on `s - 2d`, so the reverse of each pull is a legal push.
+    fn push_distances(&self) -> Vec<u16> {
+        let n = self.n_squares();
+        let mut distance = vec![UNREACHABLE; self.goals.len() * n];
+        let mut queue = Vec::with_capacity(n);
+        for (g, &goal) in self.goals.iter().enumerate() {
+            let row = &mut distance[g * n..(g + 1) * n];
+            row[goal as usize] = 0;
+            queue.clear();
+            queue.push(goal);
+            let mut next = 0;
+            while next < queue.len() {
+                let square = queue[next];
+                next += 1;
+                for direction in Direction::ALL {
+                    let back = direction.opposite();
+                    let from = self.neighbour(square, back);
+                    if from == NONE {
+                        continue;
+                    }
+                    let player = self.neighbour(from, back);
+                    if player != NONE && row[from as usize] == UNREACHABLE {
+                        row[from as usize] = row[square as usize] + 1;
+                        queue.push(from);
+                    }
+                }
+            }
+        }
+        distance
+    }
+
+    pub fn n_squares(&self) -> usize {
+        self.cells.len()
+    }
+    pub fn n_boxes(&self) -> usize {
+        self.start_boxes.len()
+    }
+    #[inline]
+    pub fn neighbour(&self, square: u16, direction: Direction) -> u16 {
+        self.neighbours[square as usize][direction.index()]
+    }
+    #[inline]
+    pub fn is_goal(&self, square: u16) -> bool {
+        self.goal[square as usize]
+    }
+    pub fn goals(&self) -> &[u16] {
+        &self.goals
+    }
+    #[inline]
+    pub fn is_dead(&self, square: u16) -> bool {
+        self.dead[square as usize]
+    }
+    /// Pushes from `square` to goal number `goal` on an empty board.
+    #[inline]
+    pub fn distance(&self, goal: usize, square: u16) -> u16 {
+        self.distance[goal * self.n_squares() + square as usize]
+    }
+    pub fn cell(&self, square: u16) -> usize {
+        self.cells[square as usize]
+    }
+    pub fn square(&self, cell: usize) -> u16 {
+        self.square_of[cell]
+    }
+    pub fn start_boxes(&self) -> &[u16] {
+        &self.start_boxes
+    }
+    pub fn start_player(&self) -> u16 {
+        self.start_player
+    }
+    pub fn is_stranded(&self) -> bool {
+        self.stranded
+    }
+}

@@ -1,0 +1,309 @@
+//! The search domain: one action is one box push; the player's walk in between is left
+//! out and filled in by [`super::plan`]. The player is stored as the smallest square
+//! of its reachable region, so states that differ only in where the player stands
+//! inside one region are one state.
+
+use std::cell::RefCell;
+
+use super::board::{Board, NONE, UNREACHABLE};
+use super::corral::{Corrals, Verdict};
+use super::deadlock::freeze_deadlock;
+use super::matching::{FORBIDDEN, Hungarian};
+use super::{Direction, Level};
+use crate::search::{Cost, Domain, Successor};
+
+/// A position: the boxes as a bitset over the board's squares, and the normalised
+/// player. It is also the duplicate key: a real key, not a hash of one (`bound` is a
+/// function of the boxes, so it never splits equal positions).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    pub boxes: Box<[u64]>,
+    pub player: u16,
+    /// The lower bound, computed once when the state is generated: a push moves one
+    /// box, so the matching is repaired in O(n²) from the parent's instead of redone.
+    /// `Cost::MAX` marks a start position without one (a dead end).
+    pub bound: Cost,
+}
+
+/// Push the box on `square` one step in `direction`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Push {
+    pub square: u16,
+    pub direction: Direction,
+}
+
+/// The lower bound on the pushes still needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// Minimum-cost box–goal matching over push distances (Hungarian); also proves
+    /// bipartite deadlocks.
+    Matching,
+    /// Each box's distance to its nearest goal, summed: cheaper, weaker.
+    ClosestGoal,
+}
+
+#[inline]
+pub fn has_box(boxes: &[u64], square: u16) -> bool {
+    boxes[square as usize / 64] >> (square % 64) & 1 == 1
+}
+
+#[inline]
+fn flip(boxes: &mut [u64], square: u16) {
+    boxes[square as usize / 64] ^= 1 << (square % 64);
+}
+
+/// The squares of a bitset, in increasing order.
+pub fn squares(boxes: &[u64]) -> impl Iterator<Item = u16> + '_ {
+    boxes.iter().enumerate().flat_map(|(w, &word)| {
+        let mut bits = word;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                (w * 64) as u16 + bit as u16
+            })
+        })
+    })
+}
+
+/// A flood fill with generation stamps, so it never clears its array.
+#[derive(Clone, Debug, Default)]
+pub struct Flood {
+    stamp: Vec<u32>,
+    generation: u32,
+    queue: Vec<u16>,
+}
+
+impl Flood {
+    /// Marks the squares the player reaches from `start` around `boxes`; returns the
+    /// smallest, the region's canonical square.
+    pub fn fill(&mut self, board: &Board, boxes: &[u64], start: u16) -> u16 {
+        if self.stamp.len() != board.n_squares() || self.generation == u32::MAX {
+            self.stamp = vec![0; board.n_squares()];
+            self.generation = 0;
+        }
+        self.generation += 1;
+        let generation = self.generation;
+        self.queue.clear();
+        self.queue.push(start);
+        self.stamp[start as usize] = generation;
+        let mut smallest = start;
+        let mut next = 0;
+        while next < self.queue.len() {
+            let square = self.queue[next];
+            next += 1;
+            smallest = smallest.min(square);
+            for direction in Direction::ALL {
+                let n = board.neighbour(square, direction);
+                if n != NONE && self.stamp[n as usize] != generation && !has_box(boxes, n) {
+                    self.stamp[n as usize] = generation;
+                    self.queue.push(n);
+                }
+            }
+        }
+        smallest
+    }
+
+    /// Whether the last [`Flood::fill`] reached `square`.
+    #[inline]
+    pub fn reached(&self, square: u16) -> bool {
+        self.stamp[square as usize] == self.generation
+    }
+}
+
+#[derive(Default)]
+struct Scratch {
+    region: Flood,
+    normalise: Flood,
+    hungarian: Hungarian,
+    corrals: Corrals,
+    frozen: Vec<u16>,
+    box_list: Vec<u16>,
+}
+
+/// Sokoban as a [`Domain`] over pushes (unit cost: the search minimises pushes).
+pub struct SokobanDomain {
+    board: Board,
+    bound: Bound,
+    goal_bits: Box<[u64]>,
+    scratch: RefCell<Scratch>,
+}
+
+impl SokobanDomain {
+    pub fn new(level: &Level, bound: Bound) -> SokobanDomain {
+        let board = Board::new(level);
+        let mut goal_bits = vec![0; words(&board)].into_boxed_slice();
+        for &goal in board.goals() {
+            flip(&mut goal_bits, goal);
+        }
+        SokobanDomain {
+            board,
+            bound,
+            goal_bits,
+            scratch: RefCell::new(Scratch::default()),
+        }
+    }
+
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// The push distance as a matching cost.
+    #[inline]
+    fn cost(&self, square: u16, goal: usize) -> i64 {
+        match self.board.distance(goal, square) {
+            UNREACHABLE => FORBIDDEN,
+            d => i64::from(d),
+        }
+    }
+
+    /// The lower bound for the boxes on `list`, one of them moved when `moved` is
+    /// `(row, square)`; `None` when the boxes cannot all reach distinct goals. With the
+    /// matching bound, a moved box re-solves incrementally from the last full solve.
+    fn lower_bound(
+        &self,
+        hungarian: &mut Hungarian,
+        list: &[u16],
+        moved: Option<(usize, u16)>,
+    ) -> Option<Cost> {
+        let square = |b: usize| match moved {
+            Some((row, to)) if row == b => to,
+            _ => list[b],
+        };
+        let total = match (self.bound, moved) {
+            (Bound::Matching, None) => {
+                hungarian.solve(list.len(), |b, g| self.cost(square(b), g))?
+            }
+            (Bound::Matching, Some((row, _))) => {
+                hungarian.resolve_row(list.len(), row, |b, g| self.cost(square(b), g))?
+            }
+            (Bound::ClosestGoal, _) => (0..list.len())
+                .map(|b| {
+                    (0..self.board.goals().len())
+                        .map(|g| self.cost(square(b), g))
+                        .min()
+                        .filter(|&d| d < FORBIDDEN)
+                })
+                .sum::<Option<i64>>()?,
+        };
+        Cost::try_from(total).ok()
+    }
+}
+
+fn words(board: &Board) -> usize {
+    board.n_squares().div_ceil(64)
+}
+
+impl Domain for SokobanDomain {
+    type State = State;
+    type Key = State;
+    type Action = Push;
+
+    fn initial_state(&self) -> State {
+        let mut boxes = vec![0; words(&self.board)].into_boxed_slice();
+        for &b in self.board.start_boxes() {
+            flip(&mut boxes, b);
+        }
+        let scratch = &mut *self.scratch.borrow_mut();
+        let player = scratch
+            .region
+            .fill(&self.board, &boxes, self.board.start_player());
+        let list: Vec<u16> = squares(&boxes).collect();
+        let bound = self
+            .lower_bound(&mut scratch.hungarian, &list, None)
+            .unwrap_or(Cost::MAX);
+        State {
+            boxes,
+            player,
+            bound,
+        }
+    }
+
+    fn is_goal(&self, state: &State) -> bool {
+        state.boxes == self.goal_bits
+    }
+
+    fn key(&self, state: &State) -> State {
+        state.clone()
+    }
+
+    fn expand(&self, state: &State, out: &mut Vec<Successor<State, Push>>) {
+        let board = &self.board;
+        let scratch = &mut *self.scratch.borrow_mut();
+        scratch.region.fill(board, &state.boxes, state.player);
+        let only_corral = match scratch
+            .corrals
+            .analyse(board, &state.boxes, &scratch.region)
+        {
+            Verdict::Deadlock => return,
+            Verdict::OnlyCorral => true,
+            Verdict::AllPushes => false,
+        };
+        let mut list = std::mem::take(&mut scratch.box_list);
+        list.clear();
+        list.extend(squares(&state.boxes));
+        // The full matching once per expansion; each child repairs it.
+        if self.bound == Bound::Matching
+            && self
+                .lower_bound(&mut scratch.hungarian, &list, None)
+                .is_none()
+        {
+            scratch.box_list = list;
+            return;
+        }
+        for (row, &square) in list.iter().enumerate() {
+            if only_corral && !scratch.corrals.boxes().contains(&square) {
+                continue;
+            }
+            for direction in Direction::ALL {
+                let to = board.neighbour(square, direction);
+                if to == NONE || has_box(&state.boxes, to) || board.is_dead(to) {
+                    continue;
+                }
+                let from = board.neighbour(square, direction.opposite());
+                if from == NONE || !scratch.region.reached(from) {
+                    continue;
+                }
+                let mut boxes = state.boxes.clone();
+                flip(&mut boxes, square);
+                flip(&mut boxes, to);
+                if freeze_deadlock(board, &boxes, to, &mut scratch.frozen) {
+                    continue;
+                }
+                let Some(bound) = self.lower_bound(&mut scratch.hungarian, &list, Some((row, to)))
+                else {
+                    continue;
+                };
+                let player = scratch.normalise.fill(board, &boxes, square);
+                out.push(Successor {
+                    action: Push { square, direction },
+                    state: State {
+                        boxes,
+                        player,
+                        bound,
+                    },
+                    cost: 1,
+                });
+            }
+        }
+        scratch.box_list = list;
+    }
+
+    fn estimate(&self, state: &State) -> Option<Cost> {
+        (state.bound != Cost::MAX).then_some(state.bound)
+    }
+
+    fn known_unsolvable(&self) -> bool {
+        self.board.is_stranded()
+            || self
+                .board
+                .start_boxes()
+                .iter()
+                .any(|&b| self.board.is_dead(b))
+    }
+
+    fn state_heap_bytes(&self) -> usize {
+        // The bitset, plus the allocator's bookkeeping for it.
+        words(&self.board) * 8 + 16
+    }
+}

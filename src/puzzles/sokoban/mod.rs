@@ -1,0 +1,211 @@
+//! Sokoban: levels in XSB text, plans in LURD, and a push-based search domain.
+//!
+//! Map: [`Level`] is a validated level (parsed by [`Level::parse`], collections by
+//! [`read_collection`]); [`replay`] is the LURD plan validator; [`Board`] is the level
+//! compiled for search (squares, push distances, dead squares); [`SokobanDomain`]
+//! implements [`crate::search::Domain`] over box pushes with the player normalised to
+//! its region, pruned by [`deadlock`] tests and PI-corrals and bounded by a box–goal
+//! [`matching`];
+//! [`plan`] turns a push sequence back into LURD.
+
+mod board;
+mod corral;
+pub mod deadlock;
+mod domain;
+pub mod matching;
+mod parse;
+pub mod plan;
+mod replay;
+
+pub use board::Board;
+pub use domain::{Bound, Push, SokobanDomain, State};
+pub use parse::{LevelText, read_collection};
+pub use replay::{Replay, Snapshots, count_pushes, replay};
+
+/// Largest board, in rows and columns of the level text.
+pub const MAX_ROWS: usize = 100;
+pub const MAX_COLS: usize = 100;
+/// Most boxes a level may hold.
+pub const MAX_BOXES: usize = 500;
+
+/// A player step, in LURD order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Left,
+    Up,
+    Right,
+    Down,
+}
+
+impl Direction {
+    pub const ALL: [Direction; 4] = [
+        Direction::Left,
+        Direction::Up,
+        Direction::Right,
+        Direction::Down,
+    ];
+
+    /// The LURD letter: lower case for a move, upper case for a push.
+    pub fn letter(self, push: bool) -> char {
+        let letter = match self {
+            Direction::Left => 'l',
+            Direction::Up => 'u',
+            Direction::Right => 'r',
+            Direction::Down => 'd',
+        };
+        if push {
+            letter.to_ascii_uppercase()
+        } else {
+            letter
+        }
+    }
+
+    /// The direction a LURD letter names, and whether it is written as a push.
+    pub fn from_letter(letter: char) -> Option<(Direction, bool)> {
+        let direction = match letter.to_ascii_lowercase() {
+            'l' => Direction::Left,
+            'u' => Direction::Up,
+            'r' => Direction::Right,
+            'd' => Direction::Down,
+            _ => return None,
+        };
+        Some((direction, letter.is_ascii_uppercase()))
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn opposite(self) -> Direction {
+        match self {
+            Direction::Left => Direction::Right,
+            Direction::Up => Direction::Down,
+            Direction::Right => Direction::Left,
+            Direction::Down => Direction::Up,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Left => "left",
+            Direction::Up => "up",
+            Direction::Right => "right",
+            Direction::Down => "down",
+        }
+    }
+}
+
+/// Why a level text was rejected. Rows and columns are 1-based, counted on the board
+/// after run-length expansion (`|` starts a new row).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LevelError {
+    #[error("no board rows found")]
+    Empty,
+    #[error("unknown character '{character}' at row {row}, column {col}")]
+    UnknownCharacter {
+        character: char,
+        row: usize,
+        col: usize,
+    },
+    #[error("the run-length count at row {row}, column {col} is not followed by a board character")]
+    DanglingCount { row: usize, col: usize },
+    #[error("a board of {rows} rows and {cols} columns is over the limit of {MAX_ROWS}x{MAX_COLS}")]
+    TooLarge { rows: usize, cols: usize },
+    #[error("no player (@ or +)")]
+    NoPlayer,
+    #[error("a second player at row {row}, column {col}")]
+    ManyPlayers { row: usize, col: usize },
+    #[error("no boxes")]
+    NoBoxes,
+    #[error("{boxes} boxes are over the limit of {MAX_BOXES}")]
+    TooManyBoxes { boxes: usize },
+    #[error("{boxes} boxes but {goals} goals")]
+    BoxGoalMismatch { boxes: usize, goals: usize },
+    #[error("the board is not closed: the player can walk off it at row {row}, column {col}")]
+    Open { row: usize, col: usize },
+}
+
+/// A validated level: a closed board, one player, as many boxes as goals (at least one).
+/// Cells are numbered row-major; rows shorter than the widest are padded with floor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Level {
+    rows: usize,
+    cols: usize,
+    walls: Vec<bool>,
+    goals: Vec<bool>,
+    boxes: Vec<bool>,
+    player: usize,
+}
+
+impl Level {
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    pub fn is_wall(&self, cell: usize) -> bool {
+        self.walls[cell]
+    }
+    pub fn is_goal(&self, cell: usize) -> bool {
+        self.goals[cell]
+    }
+    pub fn has_box(&self, cell: usize) -> bool {
+        self.boxes[cell]
+    }
+    pub fn player(&self) -> usize {
+        self.player
+    }
+    pub fn n_boxes(&self) -> usize {
+        self.boxes.iter().filter(|&&b| b).count()
+    }
+
+    /// The cell one step from `cell` in `direction`, if it is on the board.
+    #[inline]
+    pub fn step(&self, cell: usize, direction: Direction) -> Option<usize> {
+        let (row, col) = (cell / self.cols, cell % self.cols);
+        match direction {
+            Direction::Left if col > 0 => Some(cell - 1),
+            Direction::Right if col + 1 < self.cols => Some(cell + 1),
+            Direction::Up if row > 0 => Some(cell - self.cols),
+            Direction::Down if row + 1 < self.rows => Some(cell + self.cols),
+            _ => None,
+        }
+    }
+
+    /// The level as XSB text with `boxes` and `player` in place of the start's.
+    pub fn xsb_with(&self, boxes: &[bool], player: usize) -> String {
+        let mut text = String::with_capacity(self.rows * (self.cols + 1));
+        for row in 0..self.rows {
+            let start = text.len();
+            let cells = row * self.cols..(row + 1) * self.cols;
+            for (cell, ((&wall, &goal), &has_box)) in cells.clone().zip(
+                self.walls[cells.clone()]
+                    .iter()
+                    .zip(&self.goals[cells.clone()])
+                    .zip(&boxes[cells]),
+            ) {
+                text.push(match (wall, goal, has_box, cell == player) {
+                    (true, ..) => '#',
+                    (_, true, true, _) => '*',
+                    (_, false, true, _) => '$',
+                    (_, true, false, true) => '+',
+                    (_, false, false, true) => '@',
+                    (_, true, false, false) => '.',
+                    (_, false, false, false) => ' ',
+                });
+            }
+            text.truncate(start + text[start..].trim_end().len());
+            text.push('\n');
+        }
+        text
+    }
+
+    /// The level as XSB text (floor as spaces, trailing spaces dropped).
+    pub fn to_xsb(&self) -> String {
+        self.xsb_with(&self.boxes, self.player)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,447 @@
+use std::collections::{HashSet, VecDeque};
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::search::{self, Algorithm, Budget, CancelFlag, Limits, Outcome, Stop, Weight};
+
+const MICROBAN: &str = include_str!("../../../benches/data/microban155.xsb");
+
+fn level(text: &str) -> Level {
+    Level::parse(text).unwrap_or_else(|e| panic!("valid level: {e}\n{text}"))
+}
+
+#[test]
+fn bad_levels_get_errors_that_name_the_problem_and_where() {
+    let check = |input: &str, expected: &str| {
+        let error = Level::parse(input).expect_err("must be rejected");
+        assert!(
+            error.to_string().contains(expected),
+            "{input:?}: got '{error}', want '{expected}'"
+        );
+    };
+    check("", "no board rows");
+    check("\n  \n", "no board rows");
+    check(
+        "#####\n#@$.#\n#####\nx",
+        "unknown character 'x' at row 4, column 1",
+    );
+    check(
+        "#####\n#@$.!\n#####",
+        "unknown character '!' at row 2, column 5",
+    );
+    check("#####|#@$.#|###3", "run-length count at row 3, column 4");
+    check("#####\n# $.#\n#####", "no player");
+    check("######\n#@$.@#\n######", "second player at row 2, column 5");
+    check("#####\n#@ .#\n#####", "no boxes");
+    check("######\n#@$$.#\n######", "2 boxes but 1 goals");
+    check("######\n#@$..#\n######", "1 boxes but 2 goals");
+    check(
+        "#####\n#@$. \n#####",
+        "not closed: the player can walk off it at row 2, column 5",
+    );
+    check("#####\n#@$.\n#####", "walk off it at row 2, column 5");
+    check(
+        &format!("{}#", "#".repeat(100)),
+        "1 rows and 101 columns is over the limit",
+    );
+    check(&"#\n".repeat(101), "101 rows");
+    let many = format!("102#\n#@{}#\n#{}#\n102#", "$".repeat(100), ".".repeat(100));
+    check(&many, "over the limit");
+}
+
+/// A closed 100-column level with `n` boxes and `n` goals laid out row by row.
+fn crowded(n: usize) -> String {
+    let mut interior: Vec<char> = std::iter::once('@')
+        .chain(std::iter::repeat_n('$', n))
+        .chain(std::iter::repeat_n('.', n))
+        .collect();
+    interior.resize(interior.len().div_ceil(98) * 98, ' ');
+    let rows: Vec<String> = interior
+        .chunks(98)
+        .map(|row| format!("#{}#", row.iter().collect::<String>()))
+        .collect();
+    format!("100#\n{}\n100#", rows.join("\n"))
+}
+
+#[test]
+fn level_limits_allow_the_documented_maximum() {
+    assert_eq!(level(&crowded(MAX_BOXES)).n_boxes(), MAX_BOXES);
+    assert_eq!(
+        Level::parse(&crowded(MAX_BOXES + 1)),
+        Err(LevelError::TooManyBoxes { boxes: 501 })
+    );
+}
+
+#[test]
+fn xsb_variants_parse_to_the_same_level() {
+    let plain = level("#####\n#@$.#\n#####");
+    for variant in [
+        "\n\n#####\n#@$.#\n#####\n\n",
+        "5#|#@$.#|5#",
+        "5#\n#@$.#\n5#",
+        "#####\r\n#@$.#\r\n#####\r\n",
+    ] {
+        assert_eq!(level(variant), plain, "{variant:?}");
+    }
+    // Floor as space, '-' or '_'; ragged rows are padded.
+    let dashes = level("  ####\n###--#\n#@$_.#\n######");
+    let spaces = level("  ####\n###  #\n#@$ .#\n######");
+    assert_eq!(dashes, spaces);
+    assert_eq!(spaces.to_xsb(), "  ####\n###  #\n#@$ .#\n######\n");
+    // Every character: player on goal, box on goal.
+    let all = level("######\n#+$*$#\n#.   #\n######");
+    assert_eq!(all.n_boxes(), 3);
+    assert_eq!(all.to_xsb(), "######\n#+$*$#\n#.   #\n######\n");
+}
+
+#[test]
+fn collections_split_into_titled_levels() {
+    let levels = read_collection(MICROBAN);
+    assert_eq!(levels.len(), 155);
+    assert_eq!(levels[0].title.as_deref(), Some("Microban 1"));
+    assert_eq!(levels[154].index, 155);
+    for text in &levels {
+        Level::parse(&text.text).unwrap_or_else(|e| panic!("level {}: {e}", text.index));
+    }
+    let sok = "; first\n#####\n#@$.#\n#####\nTitle: One\nAuthor: me\n\n#####\n#.$@#\n#####\n";
+    let levels = read_collection(sok);
+    assert_eq!(levels.len(), 2);
+    assert_eq!(levels[0].title.as_deref(), Some("One"));
+    assert_eq!(levels[0].line, 2);
+    assert_eq!(levels[1].title, None);
+}
+
+#[test]
+fn replay_checks_every_step() {
+    let lvl = level("#######\n#@ $ .#\n#######");
+    let check = |plan: &str, legal: bool, solved: bool, reason: &str| {
+        let r = replay(&lvl, plan, Snapshots::None);
+        assert_eq!((r.legal, r.solved), (legal, solved), "{plan}: {r:?}");
+        let why = r.error.map(|e| format!("step {}: {}", e.step, e.reason));
+        assert!(why.unwrap_or_default().contains(reason), "{plan}");
+    };
+    check("rRR", true, true, "");
+    check("rR", true, false, "");
+    check(
+        "rrR",
+        false,
+        false,
+        "step 2: 'r' moves the box at row 2, column 4 but is written in lower case",
+    );
+    check(
+        "R",
+        false,
+        false,
+        "step 1: 'R' is written as a push but there is no box",
+    );
+    check(
+        "l",
+        false,
+        false,
+        "step 1: the player at row 2, column 2 walks into a wall going left",
+    );
+    check(
+        "rRRR",
+        false,
+        false,
+        "step 4: the box at row 2, column 6 cannot be pushed right",
+    );
+    check("rx", false, false, "step 2: 'x' is not a LURD step");
+    let r = replay(&lvl, "rRR", Snapshots::EachPush);
+    assert_eq!((r.moves, r.pushes), (3, 2));
+    assert_eq!(
+        r.boards,
+        ["#######\n#  @$.#\n#######\n", "#######\n#   @*#\n#######\n"]
+    );
+    assert_eq!(replay(&lvl, "rRR", Snapshots::EachStep).boards.len(), 3);
+    assert_eq!(count_pushes("rRRlu"), 2);
+}
+
+/// Push-optimal A* with the matching bound; returns (pushes, LURD) after replaying it.
+fn solve_optimal(lvl: &Level) -> Option<(usize, String)> {
+    let domain = SokobanDomain::new(lvl, Bound::Matching);
+    let mut budget = Budget::unlimited();
+    let report = search::solve(
+        &domain,
+        Algorithm::AStar {
+            weight: Weight::ONE,
+        },
+        &mut budget,
+    );
+    match report.outcome {
+        Outcome::Solved(solution) => {
+            let text = plan::lurd(domain.board(), &solution.actions).expect("plan");
+            let r = replay(lvl, &text, Snapshots::None);
+            assert!(r.solved, "{text}: {r:?}");
+            assert_eq!(r.pushes, solution.actions.len());
+            Some((r.pushes, text))
+        }
+        Outcome::Unsolvable => None,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn hand_written_levels_have_known_push_optima() {
+    let cases: &[(&str, Option<usize>)] = &[
+        ("#######\n#@ $ .#\n#######", Some(2)),
+        ("#####\n#.  #\n# $ #\n# @ #\n#####", Some(2)),
+        // Two boxes that must be untangled.
+        ("######\n#    #\n# $$ #\n#.@ .#\n######", Some(4)),
+        // A box in a corner off its goal.
+        ("#####\n#$  #\n#  .#\n# @ #\n#####", None),
+        ("######\n#. $ #\n#  $.#\n#   @#\n######", Some(3)),
+    ];
+    for (text, expected) in cases {
+        let got = solve_optimal(&level(text)).map(|(pushes, _)| pushes);
+        assert_eq!(got, *expected, "{text}");
+    }
+}
+
+#[test]
+fn microban_levels_match_their_proved_push_optima() {
+    let levels = read_collection(MICROBAN);
+    // (level, optimal pushes) from ../shared/levels/README.md; small enough for debug.
+    for (index, optimum) in [
+        (1, 8),
+        (2, 3),
+        (3, 13),
+        (4, 7),
+        (9, 10),
+        (21, 5),
+        (44, 1),
+        (154, 2),
+    ] {
+        let lvl = level(&levels[index - 1].text);
+        assert_eq!(
+            solve_optimal(&lvl).map(|s| s.0),
+            Some(optimum),
+            "Microban {index}"
+        );
+    }
+}
+
+#[test]
+fn every_search_returns_replayable_lurd() {
+    let lvl = level(&read_collection(MICROBAN)[5].text);
+    let domain = SokobanDomain::new(&lvl, Bound::Matching);
+    for algorithm in [
+        Algorithm::GreedyBestFirst,
+        Algorithm::AStar {
+            weight: Weight::from_percent(300),
+        },
+        Algorithm::IdaStar {
+            weight: Weight::ONE,
+        },
+        Algorithm::BreadthFirst,
+        Algorithm::EnforcedHillClimbing,
+    ] {
+        let report = search::solve(&domain, algorithm, &mut Budget::unlimited());
+        if let Outcome::Solved(solution) = report.outcome {
+            let text = plan::lurd(domain.board(), &solution.actions).expect("plan");
+            assert!(replay(&lvl, &text, Snapshots::None).solved, "{algorithm:?}");
+        } else {
+            assert_eq!(
+                algorithm,
+                Algorithm::EnforcedHillClimbing,
+                "{:?}",
+                report.outcome
+            );
+        }
+    }
+}
+
+#[test]
+fn node_limit_and_cancellation_stop_a_hard_level_with_statistics() {
+    let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
+    let lvl = level(&read_collection(xsokoban)[28].text);
+    let domain = SokobanDomain::new(&lvl, Bound::Matching);
+    let limits = Limits {
+        max_nodes: Some(2000),
+        ..Limits::default()
+    };
+    let mut budget = Budget::new(limits, CancelFlag::new());
+    let report = search::solve(
+        &domain,
+        Algorithm::AStar {
+            weight: Weight::ONE,
+        },
+        &mut budget,
+    );
+    assert_eq!(report.outcome, Outcome::Stopped(Stop::NodeLimit));
+    assert_eq!(report.stats.nodes_expanded, 2000);
+    assert!(report.stats.nodes_generated > 2000);
+
+    let cancel = CancelFlag::new();
+    cancel.cancel();
+    let mut budget = Budget::new(Limits::default(), cancel);
+    let report = search::solve(&domain, Algorithm::GreedyBestFirst, &mut budget);
+    assert_eq!(report.outcome, Outcome::Stopped(Stop::Cancelled));
+    assert!(report.stats.nodes_expanded <= u64::from(search::CHECK_INTERVAL));
+}
+
+/// Push-optimal breadth-first search with no pruning at all, on the level grid.
+fn reference_pushes(lvl: &Level) -> Option<usize> {
+    let cells = lvl.rows() * lvl.cols();
+    let start: Vec<bool> = (0..cells).map(|c| lvl.has_box(c)).collect();
+    let goal: Vec<bool> = (0..cells).map(|c| lvl.is_goal(c)).collect();
+    let region = |boxes: &[bool], from: usize| {
+        let mut seen = vec![false; cells];
+        let mut stack = vec![from];
+        seen[from] = true;
+        while let Some(c) = stack.pop() {
+            for d in Direction::ALL {
+                if let Some(n) = lvl.step(c, d)
+                    && !lvl.is_wall(n)
+                    && !boxes[n]
+                    && !std::mem::replace(&mut seen[n], true)
+                {
+                    stack.push(n);
+                }
+            }
+        }
+        seen
+    };
+    let canonical =
+        |boxes: &[bool], from: usize| region(boxes, from).iter().position(|&s| s).unwrap_or(from);
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::new();
+    seen.insert((start.clone(), canonical(&start, lvl.player())));
+    queue.push_back((start, lvl.player(), 0));
+    while let Some((boxes, player, depth)) = queue.pop_front() {
+        if boxes == goal {
+            return Some(depth);
+        }
+        let reach = region(&boxes, player);
+        for b in (0..cells).filter(|&c| boxes[c]) {
+            for d in Direction::ALL {
+                let (Some(from), Some(to)) = (lvl.step(b, d.opposite()), lvl.step(b, d)) else {
+                    continue;
+                };
+                if !reach[from] || lvl.is_wall(to) || boxes[to] {
+                    continue;
+                }
+                let mut next = boxes.clone();
+                next[b] = false;
+                next[to] = true;
+                if seen.insert((next.clone(), canonical(&next, b))) {
+                    queue.push_back((next, b, depth + 1));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A shuffle of `0..len` from `seed` (a small LCG: the strategy stays one value).
+fn shuffled(len: usize, seed: u64) -> impl Iterator<Item = u64> {
+    std::iter::successors(Some(seed), |s| {
+        Some(
+            s.wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407),
+        )
+    })
+    .map(|s| s >> 33)
+    .take(len)
+}
+
+fn walled(grid: &[char]) -> String {
+    let rows: Vec<String> = grid
+        .chunks(5)
+        .map(|r| format!("#{}#", r.iter().collect::<String>()))
+        .collect();
+    format!("#######\n{}\n#######", rows.join("\n"))
+}
+
+/// A 5×5 interior walled in, with random walls, boxes and goals: mostly unsolvable.
+fn random_level() -> impl Strategy<Value = String> {
+    (prop::collection::vec(0u8..8, 25), 1usize..4, any::<u64>()).prop_map(|(cells, n, seed)| {
+        let mut grid: Vec<char> = cells
+            .iter()
+            .map(|&c| if c < 1 { '#' } else { ' ' })
+            .collect();
+        let mut order: Vec<usize> = (0..25).filter(|&i| grid[i] == ' ').collect();
+        for (i, r) in (1..order.len()).rev().zip(shuffled(order.len(), seed)) {
+            order.swap(i, r as usize % (i + 1));
+        }
+        if order.len() > 2 * n {
+            for &i in &order[..n] {
+                grid[i] = '$';
+            }
+            for &i in &order[n..2 * n] {
+                grid[i] = '.';
+            }
+            grid[order[2 * n]] = '@';
+        }
+        walled(&grid)
+    })
+}
+
+/// Boxes start on their goals and the player pulls them about at random: always
+/// solvable, by the pushes that undo the pulls.
+fn scrambled_level() -> impl Strategy<Value = String> {
+    (prop::collection::vec(0u8..8, 25), 1usize..4, any::<u64>()).prop_map(|(cells, n, seed)| {
+        let wall: Vec<bool> = cells.iter().map(|&c| c < 1).collect();
+        let free: Vec<usize> = (0..25).filter(|&i| !wall[i]).collect();
+        if free.len() <= n {
+            return walled(&['#'; 25]);
+        }
+        let mut rolls = shuffled(200, seed);
+        let mut boxes = vec![false; 25];
+        let mut picked = 0;
+        while picked < n {
+            let cell = free[rolls.next().unwrap_or(0) as usize % free.len()];
+            picked += usize::from(!std::mem::replace(&mut boxes[cell], true));
+        }
+        let goals = boxes.clone();
+        let mut player = free.iter().copied().find(|&c| !boxes[c]).unwrap_or(0);
+        let step = |cell: usize, d: u64| -> Option<usize> {
+            let (r, c) = (cell / 5, cell % 5);
+            match d % 4 {
+                0 if c > 0 => Some(cell - 1),
+                1 if c < 4 => Some(cell + 1),
+                2 if r > 0 => Some(cell - 5),
+                3 if r < 4 => Some(cell + 5),
+                _ => None,
+            }
+        };
+        for roll in rolls {
+            let Some(to) = step(player, roll).filter(|&t| !wall[t] && !boxes[t]) else {
+                continue;
+            };
+            // Pull the box behind the player along, half of the time.
+            let behind = step(player, roll ^ 1).filter(|&b| boxes[b]);
+            if let Some(b) = behind.filter(|_| roll & 4 == 0) {
+                boxes[b] = false;
+                boxes[player] = true;
+            }
+            player = to;
+        }
+        let grid: Vec<char> = (0..25)
+            .map(|i| match (wall[i], boxes[i], goals[i], i == player) {
+                (true, ..) => '#',
+                (_, true, true, _) => '*',
+                (_, true, false, _) => '$',
+                (_, false, true, true) => '+',
+                (_, false, false, true) => '@',
+                (_, false, true, false) => '.',
+                _ => ' ',
+            })
+            .collect();
+        walled(&grid)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+    /// Dead squares, freeze and bipartite tests never cut off a solution: the pruned
+    /// A* finds exactly the push optimum an unpruned breadth-first search finds.
+    #[test]
+    fn pruning_never_loses_a_solution(text in prop_oneof![random_level(), scrambled_level()]) {
+        if let Ok(lvl) = Level::parse(&text) {
+            let expected = reference_pushes(&lvl);
+            prop_assert_eq!(solve_optimal(&lvl).map(|s| s.0), expected, "{}", text);
+        }
+    }
+}
