@@ -412,7 +412,10 @@ impl JobService {
             if self.is_stopping() {
                 return;
             }
-            let claimed = match self.store.claim(&self.worker_id, self.config.lease).await {
+            let claiming = std::time::Instant::now();
+            let claimed = self.store.claim(&self.worker_id, self.config.lease).await;
+            metrics::histogram!("puzzled_claim_seconds").record(claiming.elapsed().as_secs_f64());
+            let claimed = match claimed {
                 Ok(claimed) => claimed,
                 Err(error) => {
                     tracing::warn!(%error, "claiming a job failed; retrying");
