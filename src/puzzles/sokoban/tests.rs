@@ -160,7 +160,7 @@ fn replay_checks_every_step() {
 
 /// Push-optimal A* with the matching bound; returns (pushes, LURD) after replaying it.
 fn solve_optimal(lvl: &Level) -> Option<(usize, String)> {
-    let domain = SokobanDomain::new(lvl, Bound::Matching);
+    let domain = SokobanDomain::new(lvl, Techniques::optimal(Bound::Matching));
     let mut budget = Budget::unlimited();
     let report = search::solve(
         &domain,
@@ -225,7 +225,7 @@ fn microban_levels_match_their_proved_push_optima() {
 #[test]
 fn every_search_returns_replayable_lurd() {
     let lvl = level(&read_collection(MICROBAN)[5].text);
-    let domain = SokobanDomain::new(&lvl, Bound::Matching);
+    let domain = SokobanDomain::new(&lvl, Techniques::optimal(Bound::Matching));
     for algorithm in [
         Algorithm::GreedyBestFirst,
         Algorithm::AStar {
@@ -256,7 +256,7 @@ fn every_search_returns_replayable_lurd() {
 fn node_limit_and_cancellation_stop_a_hard_level_with_statistics() {
     let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
     let lvl = level(&read_collection(xsokoban)[28].text);
-    let domain = SokobanDomain::new(&lvl, Bound::Matching);
+    let domain = SokobanDomain::new(&lvl, Techniques::optimal(Bound::Matching));
     let limits = Limits {
         max_nodes: Some(2000),
         ..Limits::default()
