@@ -445,3 +445,21 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn greedy_search_expands_states_whose_path_it_shortened() {
+    // Microban 87 once came back "unsolvable": greedy best-first dropped states whose
+    // cost it had lowered, as if their open-list entry were stale.
+    let lvl = level(&read_collection(MICROBAN)[86].text);
+    let domain = SokobanDomain::new(&lvl, Techniques::any(Bound::Matching));
+    let report = search::solve(
+        &domain,
+        Algorithm::GreedyBestFirst,
+        &mut Budget::unlimited(),
+    );
+    let Outcome::Solved(solution) = report.outcome else {
+        panic!("{:?}", report.outcome);
+    };
+    let text = plan::lurd(domain.board(), &solution.actions).expect("plan");
+    assert!(replay(&lvl, &text, Snapshots::None).solved);
+}
