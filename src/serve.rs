@@ -20,6 +20,8 @@ pub enum ServeError {
     Store { url: String, error: StoreError },
     #[error("cannot listen on {bind}: {error}")]
     Bind { bind: String, error: std::io::Error },
+    #[error("cannot set up metrics: {0}")]
+    Metrics(#[from] metrics_exporter_prometheus::BuildError),
     #[error("the server stopped: {0}")]
     Server(std::io::Error),
 }
@@ -33,6 +35,8 @@ pub fn run(args: ServeArgs) -> Result<(), ServeError> {
 }
 
 async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    // First, so that what start-up records (recovered jobs) is counted.
+    let metrics = http::install_metrics()?;
     let store = Store::open(&args.database_url)
         .await
         .map_err(|error| ServeError::Store {
@@ -61,7 +65,11 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let address = listener.local_addr().map_err(ServeError::Server)?;
     tracing::info!(%address, workers, database = %args.database_url, "puzzled listening");
 
-    let worker_loop = tokio::spawn(Arc::clone(&service).run_workers());
+    service.recover().await.map_err(|error| ServeError::Store {
+        url: args.database_url.clone(),
+        error,
+    })?;
+    let worker_loop = service.start_workers();
     if args.warm_tables {
         tokio::task::spawn_blocking(move || warm_tables(&tables));
     }
@@ -79,9 +87,19 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         max_memory_bytes: args.max_job_memory_mib * 1024 * 1024,
         cors_origins: args.cors_origin.clone(),
     };
+    let upkeep = metrics.clone();
+    // Histogram samples wait in buffers until upkeep folds them into buckets.
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            tick.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
     let app = http::router(Arc::new(AppState {
         service: Arc::clone(&service),
         caps,
+        metrics,
     }));
     let stopping = Arc::clone(&service);
     axum::serve(listener, app)

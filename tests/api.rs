@@ -76,6 +76,106 @@ impl Drop for Server {
     }
 }
 
+/// `openapi.yaml`, read once: every JSON response the tests see is held to it.
+struct Contract {
+    spec: Value,
+}
+
+impl Contract {
+    fn get() -> &'static Contract {
+        static CONTRACT: std::sync::OnceLock<Contract> = std::sync::OnceLock::new();
+        CONTRACT.get_or_init(|| {
+            let text =
+                std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
+                    .expect("openapi.yaml");
+            Contract {
+                spec: serde_norway::from_str(&text).expect("openapi.yaml parses"),
+            }
+        })
+    }
+
+    /// The spec's path template matching `path` (its query string ignored).
+    fn template(&self, path: &str) -> Option<&str> {
+        let path = path.split('?').next().unwrap_or(path);
+        let segments: Vec<&str> = path.split('/').collect();
+        self.spec["paths"]
+            .as_object()?
+            .keys()
+            .map(String::as_str)
+            .find(|template| {
+                let parts: Vec<&str> = template.split('/').collect();
+                parts.len() == segments.len()
+                    && parts
+                        .iter()
+                        .zip(&segments)
+                        .all(|(p, s)| p == s || (p.starts_with('{') && p.ends_with('}')))
+            })
+    }
+
+    /// Follows a local `$ref` (`#/components/...`).
+    fn resolve<'a>(&'a self, value: &'a Value) -> &'a Value {
+        match value["$ref"].as_str() {
+            Some(reference) => self
+                .spec
+                .pointer(reference.trim_start_matches('#'))
+                .unwrap_or(&Value::Null),
+            None => value,
+        }
+    }
+
+    /// Panics unless the spec lists this status for this route and, for JSON, the body
+    /// validates against the schema given for its media type.
+    fn check(&self, method: &str, path: &str, status: u16, media_type: &str, body: &Value) {
+        let template = self
+            .template(path)
+            .unwrap_or_else(|| panic!("openapi.yaml has no path for {path}"));
+        let operation = &self.spec["paths"][template][method];
+        assert!(
+            operation.is_object(),
+            "openapi.yaml lacks {method} {template}"
+        );
+        let response = self.resolve(&operation["responses"][status.to_string()]);
+        assert!(
+            response.is_object(),
+            "openapi.yaml lists no {status} for {method} {template} (body {body})"
+        );
+        if !media_type.contains("json") {
+            return;
+        }
+        let schema = &response["content"][media_type]["schema"];
+        assert!(
+            schema.is_object(),
+            "openapi.yaml gives no {media_type} schema for {status} of {method} {template}"
+        );
+        // Local references resolve against the whole document.
+        let mut rooted = schema.clone();
+        rooted["components"] = self.spec["components"].clone();
+        let validator = jsonschema::validator_for(&rooted).expect("schema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(body)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{status} of {method} {path} breaks the contract: {errors:?}\nbody: {body}"
+        );
+    }
+}
+
+/// Reads a response's JSON body (Null when there is none) and checks it against the contract.
+async fn conforming(method: &str, path: &str, response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let media_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or(v).trim().to_string())
+        .unwrap_or_default();
+    let body = response.json().await.unwrap_or(Value::Null);
+    Contract::get().check(method, path, status, &media_type, &body);
+    (status, body)
+}
+
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(90))
@@ -94,13 +194,9 @@ async fn post(
         .send()
         .await
         .expect("request");
-    let status = response.status().as_u16();
     let headers = response.headers().clone();
-    (
-        status,
-        response.json().await.unwrap_or(Value::Null),
-        headers,
-    )
+    let (status, body) = conforming("post", path, response).await;
+    (status, body, headers)
 }
 
 async fn get(server: &Server, path: &str) -> (u16, Value) {
@@ -109,8 +205,7 @@ async fn get(server: &Server, path: &str) -> (u16, Value) {
         .send()
         .await
         .expect("request");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    conforming("get", path, response).await
 }
 
 const KORF_88: [u64; 16] = [15, 2, 12, 11, 14, 13, 9, 5, 1, 3, 8, 7, 0, 10, 6, 4];
@@ -200,6 +295,103 @@ async fn solve_answers_synchronously_and_validate_explains_bad_plans() {
     );
 }
 
+/// The value of one Prometheus series in a `/metrics` exposition (0 when absent).
+fn series(exposition: &str, name_and_labels: &str) -> f64 {
+    exposition
+        .lines()
+        .find_map(|line| line.strip_prefix(name_and_labels)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+async fn metrics_text(server: &Server) -> String {
+    let response = client()
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(response.status().as_u16(), 200);
+    response.text().await.expect("text")
+}
+
+#[tokio::test]
+async fn small_sync_solves_skip_the_queue_and_big_ones_go_through_it() {
+    let server = Server::start("inline");
+    // The 8-puzzle needs a few nodes: solved on the request's own path.
+    let (status, small, _) = post(
+        &server,
+        "/v1/solve",
+        json!({"puzzle": {"type": "sliding", "tiles": [8, 6, 7, 2, 5, 4, 3, 0, 1]}}),
+    )
+    .await;
+    assert_eq!((status, small["status"].as_str()), (200, Some("solved")));
+    assert_eq!(small["result"]["length"], 31);
+    // It is a job like any other: stored, listed, with one attempt.
+    let id = small["id"].as_str().expect("id");
+    let (status, stored) = get(&server, &format!("/v1/jobs/{id}")).await;
+    assert_eq!((status, stored["attempts"].as_i64()), (200, Some(1)));
+    // The answer was built in memory; the stored job reads back the same, field by field.
+    assert_eq!(stored, small);
+    // A hard 15-puzzle allowed more nodes than the inline budget goes through the queue
+    // and spends all of its own limit there.
+    let mut hard = hard_job();
+    hard["limits"] = json!({"max_nodes": 100_000});
+    let (status, big, _) = post(&server, "/v1/solve?wait_ms=60000", hard).await;
+    assert_eq!(
+        (status, big["status"].as_str(), big["reason"].as_str()),
+        (200, Some("exhausted"), Some("node_limit"))
+    );
+    assert_eq!(big["result"]["nodes_expanded"], 100_000);
+    let exposition = metrics_text(&server).await;
+    assert_eq!(
+        series(
+            &exposition,
+            r#"puzzled_jobs_submitted_total{path="inline"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        series(&exposition, r#"puzzled_jobs_submitted_total{path="queue"}"#),
+        1.0
+    );
+    assert_eq!(series(&exposition, r#"puzzled_jobs{status="solved"}"#), 1.0);
+    assert_eq!(
+        series(
+            &exposition,
+            r#"puzzled_jobs_finished_total{status="exhausted"}"#
+        ),
+        1.0
+    );
+    assert!(series(&exposition, "puzzled_nodes_expanded_total") > 100_000.0);
+    assert_eq!(series(&exposition, "puzzled_job_run_seconds_count"), 2.0);
+    assert_eq!(series(&exposition, "puzzled_workers"), 2.0);
+}
+
+#[tokio::test]
+async fn every_route_the_router_serves_is_in_the_contract() {
+    let router = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/http/mod.rs"))
+        .expect("router source");
+    let contract = Contract::get();
+    let mut routes = 0;
+    // `.route("/path", get(..).post(..))`: each path with each method chained on it.
+    for call in router.split(".route(").skip(1) {
+        let path = call.split('"').nth(1).expect("route path");
+        let handlers = call.split(")\n").next().unwrap_or(call);
+        for method in ["get", "post", "delete", "put", "patch"] {
+            if handlers.contains(&format!("{method}(routes::")) {
+                routes += 1;
+                assert!(
+                    contract.spec["paths"][path][method].is_object(),
+                    "the router serves {method} {path}, which openapi.yaml does not describe"
+                );
+            }
+        }
+    }
+    assert!(
+        routes >= 13,
+        "found only {routes} routes in src/http/mod.rs"
+    );
+}
+
 #[tokio::test]
 async fn errors_are_problem_json_with_the_right_status() {
     let server = Server::start("errors");
@@ -210,17 +402,19 @@ async fn errors_are_problem_json_with_the_right_status() {
             .body(body)
             .send()
     };
+    // (response, route as the contract names it, or None off the map, status, problem type)
+    let jobs = Some(("post", "/v1/jobs"));
     let cases = [
-        (raw("{", "application/json").await.expect("send"), 400, "malformed-json"),
-        (raw("{}", "text/plain").await.expect("send"), 415, "unsupported-media-type"),
-        (raw(r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,3]}}"#, "application/json").await.expect("send"), 422, "invalid-request"),
-        (raw(r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"limits":{"max_nodes":999999999999}}"#, "application/json").await.expect("send"), 422, "invalid-request"),
-        (http.get(server.url("/v1/jobs/no-such-job")).send().await.expect("send"), 404, "not-found"),
-        (http.get(server.url("/v2/nothing")).send().await.expect("send"), 404, "not-found"),
-        (http.get(server.url("/v1/jobs?status=sleeping")).send().await.expect("send"), 400, "bad-query"),
-        (http.post(server.url("/v1/jobs")).header("content-type", "application/json").body(vec![b' '; 200 * 1024]).send().await.expect("send"), 413, "too-large"),
+        (raw("{", "application/json").await.expect("send"), jobs, 400, "malformed-json"),
+        (raw("{}", "text/plain").await.expect("send"), jobs, 415, "unsupported-media-type"),
+        (raw(r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,3]}}"#, "application/json").await.expect("send"), jobs, 422, "invalid-request"),
+        (raw(r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"limits":{"max_nodes":999999999999}}"#, "application/json").await.expect("send"), jobs, 422, "invalid-request"),
+        (http.get(server.url("/v1/jobs/no-such-job")).send().await.expect("send"), Some(("get", "/v1/jobs/no-such-job")), 404, "not-found"),
+        (http.get(server.url("/v2/nothing")).send().await.expect("send"), None, 404, "not-found"),
+        (http.get(server.url("/v1/jobs?status=sleeping")).send().await.expect("send"), Some(("get", "/v1/jobs")), 400, "bad-query"),
+        (http.post(server.url("/v1/jobs")).header("content-type", "application/json").body(vec![b' '; 200 * 1024]).send().await.expect("send"), jobs, 413, "too-large"),
     ];
-    for (response, status, kind) in cases {
+    for (response, route, status, kind) in cases {
         assert_eq!(response.status().as_u16(), status, "{kind}");
         assert_eq!(
             response.headers()["content-type"],
@@ -228,6 +422,9 @@ async fn errors_are_problem_json_with_the_right_status() {
             "{kind}"
         );
         let problem: Value = response.json().await.expect("problem body");
+        if let Some((method, path)) = route {
+            Contract::get().check(method, path, status, "application/problem+json", &problem);
+        }
         assert_eq!(problem["status"], status);
         assert!(
             problem["type"].as_str().is_some_and(|t| t.ends_with(kind)),
@@ -416,16 +613,11 @@ async fn service_routes_describe_themselves() {
             .as_u16(),
         200
     );
-    assert_eq!(
-        client()
-            .get(server.url("/readyz"))
-            .send()
-            .await
-            .expect("send")
-            .status()
-            .as_u16(),
-        200
-    );
+    let (status, ready) = get(&server, "/readyz").await;
+    assert_eq!((status, ready["status"].as_str()), (200, Some("ready")));
+    assert_eq!(ready["workers"], 2);
+    // Tables are not warmed in tests: none is ready, and both say so alike.
+    assert_eq!(ready["ready_tables"]["4x4 blank-last"], json!([]));
     let (_, caps) = get(&server, "/v1/capabilities").await;
     assert!(
         caps["puzzles"]["sliding"]["algorithms"]
@@ -433,6 +625,10 @@ async fn service_routes_describe_themselves() {
             .is_some_and(|a| a.contains(&json!("ida-star")))
     );
     assert_eq!(caps["limits"]["max_wait_seconds"], 60);
+    assert_eq!(
+        caps["puzzles"]["sliding"]["ready_tables"],
+        ready["ready_tables"]
+    );
     let spec = client()
         .get(server.url("/openapi.yaml"))
         .send()
@@ -441,24 +637,12 @@ async fn service_routes_describe_themselves() {
         .text()
         .await
         .expect("text");
-    // Every route the router serves is described in the contract.
-    for path in [
-        "/v1/jobs:",
-        "/v1/jobs/{id}:",
-        "/v1/jobs/{id}/cancel:",
-        "/v1/jobs/{id}/events:",
-        "/v1/solve:",
-        "/v1/validate:",
-        "/v1/capabilities:",
-        "/healthz:",
-        "/readyz:",
-        "/openapi.yaml:",
-    ] {
-        assert!(
-            spec.contains(&format!("  {path}")),
-            "openapi.yaml lacks {path}"
-        );
-    }
+    // The served contract is the one the tests hold the service to.
+    assert_eq!(
+        spec,
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
+            .expect("openapi.yaml")
+    );
 }
 
 #[tokio::test]
@@ -479,6 +663,14 @@ async fn a_job_running_when_the_server_is_killed_finishes_after_restart() {
         "{done}"
     );
     assert_eq!(done["attempts"], 2);
+    let exposition = metrics_text(&restarted).await;
+    assert_eq!(
+        series(
+            &exposition,
+            r#"puzzled_jobs_recovered_total{outcome="requeued"}"#
+        ),
+        1.0
+    );
 }
 
 #[tokio::test]
@@ -525,12 +717,23 @@ async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt() 
     let dir = std::env::temp_dir().join(format!("puzzled-api-sigterm-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut server = Server::start_in(dir.clone(), &["--shutdown-grace-ms", "100"]);
-    let (id, _, _) = start_running_job(&server, Some(3_000_000)).await;
+    // The job's event stream stays open: shutdown must close it, not wait on it.
+    let (id, mut stream, _) = start_running_job(&server, Some(3_000_000)).await;
     let term = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()
         .expect("kill");
     assert!(term.success());
+    let ended = loop {
+        match stream.chunk().await {
+            Ok(Some(_)) => continue,
+            other => break other,
+        }
+    };
+    assert!(
+        matches!(ended, Ok(None)),
+        "the server closed the stream: {ended:?}"
+    );
     let exit = server.child.wait().expect("server exits");
     assert!(exit.success(), "a clean stop: {exit:?}");
     let restarted = Server::start_in(server.dir.clone(), &[]);
@@ -577,6 +780,13 @@ async fn sokoban_levels_are_solved_validated_and_described() {
     .await;
     assert_eq!(status, 200);
     assert_eq!(solved["result"]["optimal"], false);
+    // Solved on the request's path, stored, and read back the same.
+    let (_, stored) = get(
+        &server,
+        &format!("/v1/jobs/{}", solved["id"].as_str().expect("id")),
+    )
+    .await;
+    assert_eq!(stored, solved);
     let plan = solved["result"]["plan"].clone();
     let (_, check, _) = post(
         &server,

@@ -11,6 +11,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::routing::{get, post};
+use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::jobs::service::JobService;
@@ -34,6 +35,8 @@ pub struct Caps {
 pub struct AppState {
     pub service: Arc<JobService>,
     pub caps: Caps,
+    /// Renders what the `metrics` facade recorded, for `GET /metrics`.
+    pub metrics: PrometheusHandle,
 }
 
 pub fn router(state: Arc<AppState>) -> Router {
@@ -52,6 +55,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/capabilities", get(routes::capabilities))
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
+        .route("/metrics", get(routes::metrics))
         .route("/openapi.yaml", get(routes::openapi))
         .fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(max_body))
@@ -74,4 +78,22 @@ fn cors(origins: &[String]) -> CorsLayer {
             HeaderName::from_static("last-event-id"),
         ])
         .expose_headers([header::LOCATION, header::RETRY_AFTER])
+}
+
+/// Installs the process-wide Prometheus recorder: durations (`*_seconds`) and search
+/// speed as histograms with fixed buckets.
+pub fn install_metrics() -> Result<PrometheusHandle, BuildError> {
+    const SECONDS: &[f64] = &[
+        0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0,
+    ];
+    const NODES_PER_SECOND: &[f64] = &[1e4, 1e5, 5e5, 1e6, 2e6, 4e6, 8e6, 1.6e7];
+    const BATCH: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS)?
+        .set_buckets_for_metric(
+            Matcher::Full("puzzled_job_nodes_per_second".into()),
+            NODES_PER_SECOND,
+        )?
+        .set_buckets_for_metric(Matcher::Full("puzzled_group_commit_jobs".into()), BATCH)?
+        .install_recorder()
 }

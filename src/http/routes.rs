@@ -100,11 +100,8 @@ fn fingerprint(request: &JobRequest) -> String {
         .collect()
 }
 
-async fn submit(
-    state: &AppState,
-    headers: &HeaderMap,
-    request: JobRequest,
-) -> Result<(JobRecord, bool), Problem> {
+/// The job a request asks for, with the caps applied and its idempotency key read.
+fn new_job(state: &AppState, headers: &HeaderMap, request: JobRequest) -> Result<NewJob, Problem> {
     let idempotency_key = match headers.get("idempotency-key") {
         Some(value) => Some(
             value
@@ -125,15 +122,12 @@ async fn submit(
     };
     let request_hash = idempotency_key.as_ref().map(|_| fingerprint(&request));
     let (spec, priority) = capped(state, request)?;
-    Ok(state
-        .service
-        .submit(NewJob {
-            spec,
-            priority,
-            idempotency_key,
-            request_hash,
-        })
-        .await?)
+    Ok(NewJob {
+        spec,
+        priority,
+        idempotency_key,
+        request_hash,
+    })
 }
 
 fn accepted(job: &JobRecord) -> Response {
@@ -153,7 +147,8 @@ pub async fn create_job(
     headers: HeaderMap,
     Body(request): Body<JobRequest>,
 ) -> Result<Response, Problem> {
-    let (job, _) = submit(&state, &headers, request).await?;
+    let job = new_job(&state, &headers, request)?;
+    let (job, _) = state.service.submit(job).await?;
     Ok(accepted(&job))
 }
 
@@ -166,7 +161,6 @@ pub struct WaitQuery {
 async fn load(state: &AppState, id: &str) -> Result<JobRecord, Problem> {
     state
         .service
-        .store()
         .get(id)
         .await?
         .ok_or_else(|| Problem::not_found("job with this id"))
@@ -175,6 +169,7 @@ async fn load(state: &AppState, id: &str) -> Result<JobRecord, Problem> {
 /// Waits up to `wait` for the job to finish; returns it as it then is.
 async fn wait_for_end(state: &AppState, id: &str, wait: Duration) -> Result<JobRecord, Problem> {
     let mut events = state.service.subscribe();
+    let mut stopping = state.service.stop_signal();
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         // Subscribed before reading, so an end between the read and the wait is not missed.
@@ -183,7 +178,12 @@ async fn wait_for_end(state: &AppState, id: &str, wait: Duration) -> Result<JobR
             return Ok(job);
         }
         loop {
-            match tokio::time::timeout_at(deadline, events.recv()).await {
+            let event = tokio::select! {
+                event = tokio::time::timeout_at(deadline, events.recv()) => event,
+                // A shutting-down server answers with the job as it is.
+                _ = stopping.wait_for(|stop| *stop) => return Ok(job),
+            };
+            match event {
                 Err(_) => return Ok(job),
                 Ok(Ok(JobEvent::Changed { id: changed })) if changed == id => break,
                 Ok(Ok(_)) => continue,
@@ -344,6 +344,7 @@ pub async fn delete_job(
 struct EventFeed {
     state: Arc<AppState>,
     receiver: broadcast::Receiver<JobEvent>,
+    stopping: tokio::sync::watch::Receiver<bool>,
     id: String,
     /// The job as it was when the stream opened: the first event.
     first: Option<JobRecord>,
@@ -360,7 +361,12 @@ impl EventFeed {
             return Some(self.job_event(&job));
         }
         loop {
-            match self.receiver.recv().await {
+            let received = tokio::select! {
+                received = self.receiver.recv() => received,
+                // The stream ends at shutdown; clients reconnect or poll.
+                _ = self.stopping.wait_for(|stop| *stop) => return None,
+            };
+            match received {
                 Ok(JobEvent::Progress { id, progress }) if id == self.id => {
                     // At most four progress events a second.
                     let now = tokio::time::Instant::now();
@@ -381,14 +387,7 @@ impl EventFeed {
                 Ok(_) => continue,
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
-            let job = self
-                .state
-                .service
-                .store()
-                .get(&self.id)
-                .await
-                .ok()
-                .flatten()?;
+            let job = self.state.service.get(&self.id).await.ok().flatten()?;
             return Some(self.job_event(&job));
         }
     }
@@ -410,6 +409,7 @@ pub async fn events(
     let receiver = state.service.subscribe();
     let first = Some(load(&state, &id).await?);
     let feed = EventFeed {
+        stopping: state.service.stop_signal(),
         state,
         receiver,
         id,
@@ -438,7 +438,11 @@ pub async fn solve(
 ) -> Result<Response, Problem> {
     let Query(query) = query?;
     let wait = Duration::from_millis(query.wait_ms.unwrap_or(10_000).min(MAX_WAIT_SECONDS * 1000));
-    let (job, _) = submit(&state, &headers, request).await?;
+    let job = new_job(&state, &headers, request)?;
+    if let Some(finished) = state.service.solve_now(&job).await? {
+        return Ok((StatusCode::OK, Json(JobView::from(&finished))).into_response());
+    }
+    let (job, _) = state.service.submit(job).await?;
     let job = wait_for_end(&state, &job.id, wait).await?;
     if job.stage.is_terminal() {
         Ok((StatusCode::OK, Json(JobView::from(&job))).into_response())
@@ -455,22 +459,13 @@ pub async fn validate(
 
 pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
     let algorithms: Vec<&str> = AlgorithmChoice::ALL.iter().map(|a| a.name()).collect();
-    let tables = state.service.tables();
-    let ready_4x4: Vec<&str> = ["7-8", "6-6-3"]
-        .into_iter()
-        .filter(|name| partition_ready(tables, name, 4, 15))
-        .collect();
-    let ready_5x5: Vec<&str> = ["6-6-6-6"]
-        .into_iter()
-        .filter(|name| partition_ready(tables, name, 5, 24))
-        .collect();
     Json(serde_json::json!({
         "puzzles": {
             "sliding": {
                 "algorithms": algorithms,
                 "heuristics": HeuristicChoice::NAMES,
                 "partitions": {"4x4": ["7-8", "6-6-3"], "5x5": ["6-6-6-6"]},
-                "ready_tables": {"4x4 blank-last": ready_4x4, "5x5 blank-last": ready_5x5},
+                "ready_tables": ready_tables(state.service.tables()),
                 "objectives": ["optimal", "any"],
                 "defaults": {"algorithm": "auto", "heuristic": "auto", "objective": "optimal", "goal": "blank-last"},
                 "board": {"min_side": 2, "max_side": 8, "max_cells": state.caps.max_board_cells},
@@ -493,6 +488,21 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
             "max_wait_seconds": MAX_WAIT_SECONDS,
         },
     }))
+}
+
+/// The standard partitions whose tables are built, for blank-last boards.
+fn ready_tables(tables: &crate::jobs::TableStore) -> serde_json::Value {
+    let ready = |names: &[&'static str], side: usize| -> Vec<&'static str> {
+        names
+            .iter()
+            .copied()
+            .filter(|name| partition_ready(tables, name, side, side * side - 1))
+            .collect()
+    };
+    serde_json::json!({
+        "4x4 blank-last": ready(&["7-8", "6-6-3"], 4),
+        "5x5 blank-last": ready(&["6-6-6-6"], 5),
+    })
 }
 
 fn partition_ready(
@@ -520,17 +530,62 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-pub async fn readyz(State(state): State<Arc<AppState>>) -> Result<&'static str, Problem> {
-    if state.service.is_stopping() {
-        return Err(Problem::new(
+/// Ready when the database answers and the workers run; the body also says which
+/// heuristic tables are built, since `auto` uses only those.
+pub async fn readyz(
+    State(state): State<Arc<AppState>>,
+) -> Result<Json<serde_json::Value>, Problem> {
+    let unavailable = |detail: &str| {
+        Problem::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "shutting-down",
-            "Shutting down",
-            "the service is shutting down",
-        ));
+            "not-ready",
+            "Not ready",
+            detail.to_string(),
+        )
+    };
+    if state.service.is_stopping() {
+        return Err(unavailable("the service is shutting down"));
     }
-    state.service.store().ping().await?;
-    Ok("ready")
+    if !state.service.workers_running() {
+        return Err(unavailable("the workers are not running yet"));
+    }
+    state
+        .service
+        .store()
+        .ping()
+        .await
+        .map_err(|_| unavailable("the job database does not answer"))?;
+    Ok(Json(serde_json::json!({
+        "status": "ready",
+        "database": "ok",
+        "workers": state.service.config().workers,
+        "ready_tables": ready_tables(state.service.tables()),
+    })))
+}
+
+/// Prometheus exposition: counters and histograms kept by the job layer, plus gauges
+/// read from the store at scrape time.
+pub async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, Problem> {
+    let counts = state.service.store().count_by_status().await?;
+    for status in STATUSES {
+        let n = counts
+            .iter()
+            .find(|(s, _)| s == status)
+            .map_or(0, |(_, n)| *n);
+        metrics::gauge!("puzzled_jobs", "status" => status).set(n as f64);
+    }
+    let queued = counts
+        .iter()
+        .find(|(s, _)| s == "queued")
+        .map_or(0, |(_, n)| *n);
+    metrics::gauge!("puzzled_queue_depth").set(queued as f64);
+    metrics::gauge!("puzzled_jobs_running").set(state.service.running_jobs() as f64);
+    metrics::gauge!("puzzled_workers").set(state.service.config().workers as f64);
+    Ok((
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+        .into_response())
 }
 
 pub async fn openapi() -> impl IntoResponse {

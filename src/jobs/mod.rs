@@ -2,6 +2,7 @@
 //! request to validated plan, and the [`tables::TableStore`] that caches heuristic
 //! tables on disk. Knows the engine and the puzzles; knows nothing of HTTP.
 
+pub mod group_commit;
 pub mod run;
 pub mod service;
 pub mod spec;

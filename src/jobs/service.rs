@@ -7,10 +7,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use tokio::sync::{Notify, Semaphore, broadcast};
+use tokio::sync::{Notify, Semaphore, broadcast, watch};
 
-use super::run::{self, JobReport, JobStatus};
-use super::store::{CancelOutcome, JobRecord, NewJob, ProgressRecord, Store, StoreError};
+use super::group_commit::GroupCommit;
+use super::run::{self, ExhaustedReason, JobReport, JobStatus};
+use super::store::{
+    CancelOutcome, JobRecord, NewJob, ProgressRecord, ResultRecord, Stage, Store, StoreError,
+    now_ms,
+};
 use super::tables::TableStore;
 use crate::search::{CancelFlag, Progress, ProgressSink};
 
@@ -19,6 +23,9 @@ pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 const PROGRESS_WRITE_INTERVAL: Duration = Duration::from_secs(1);
 /// The queue is polled this often too, so a lost wake-up only delays.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// Nodes a synchronous solve may spend before the job is queued: a few milliseconds of
+/// search, which answers every 8-puzzle and most small boards without a queue round trip.
+pub const INLINE_NODE_BUDGET: u64 = 20_000;
 
 #[derive(Clone, Debug)]
 pub enum JobEvent {
@@ -59,6 +66,8 @@ pub enum SubmitError {
 
 struct LiveJob {
     cancel: CancelFlag,
+    /// The search's latest progress, fresher than the copy written to the store.
+    reporter: Arc<Reporter>,
     /// Set at shutdown: a stopped search goes back to the queue instead of ending cancelled.
     requeue: Arc<AtomicBool>,
 }
@@ -71,7 +80,16 @@ pub struct JobService {
     events: broadcast::Sender<JobEvent>,
     wake: Notify,
     slots: Arc<Semaphore>,
+    /// Bounds the small synchronous searches that run before (instead of) queueing.
+    inline_slots: Semaphore,
+    /// Writes the jobs those searches finished, many to a commit.
+    finished_inline: GroupCommit,
     stopping: AtomicBool,
+    /// Flips to true when shutdown starts, so long polls and event streams end instead
+    /// of holding the server open.
+    stop_signal: watch::Sender<bool>,
+    /// True while the claim loop runs (readiness).
+    workers_running: AtomicBool,
 }
 
 /// Sends progress to listeners and keeps the latest for the database writer.
@@ -79,6 +97,15 @@ struct Reporter {
     id: String,
     events: broadcast::Sender<JobEvent>,
     latest: Mutex<Option<ProgressRecord>>,
+}
+
+impl Reporter {
+    fn latest(&self) -> Option<ProgressRecord> {
+        self.latest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 impl ProgressSink for Reporter {
@@ -101,14 +128,18 @@ impl JobService {
     pub fn new(store: Store, tables: Arc<TableStore>, config: ServiceConfig) -> Arc<JobService> {
         let (events, _) = broadcast::channel(1024);
         Arc::new(JobService {
-            store,
             tables,
             config,
             live: DashMap::new(),
             events,
             wake: Notify::new(),
             slots: Arc::new(Semaphore::new(config.workers.max(1))),
+            inline_slots: Semaphore::new(4 * config.workers.max(1)),
+            finished_inline: GroupCommit::spawn(store.clone()),
+            store,
             stopping: AtomicBool::new(false),
+            stop_signal: watch::Sender::new(false),
+            workers_running: AtomicBool::new(false),
         })
     }
 
@@ -127,6 +158,17 @@ impl JobService {
     pub fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }
+    /// Resolves (`wait_for(|s| *s)`) once shutdown has started.
+    pub fn stop_signal(&self) -> watch::Receiver<bool> {
+        self.stop_signal.subscribe()
+    }
+    pub fn workers_running(&self) -> bool {
+        self.workers_running.load(Ordering::Relaxed)
+    }
+    /// Jobs whose search is under way in this process.
+    pub fn running_jobs(&self) -> usize {
+        self.live.len()
+    }
 
     pub async fn submit(&self, job: NewJob) -> Result<(JobRecord, bool), SubmitError> {
         if self.is_stopping() {
@@ -140,12 +182,88 @@ impl JobService {
         }
         let (record, created) = self.store.insert(job).await?;
         if created {
+            metrics::counter!("puzzled_jobs_submitted_total", "path" => "queue").increment(1);
             self.wake.notify_one();
             let _ = self.events.send(JobEvent::Changed {
                 id: record.id.clone(),
             });
         }
         Ok((record, created))
+    }
+
+    /// Runs a small job at once, within [`INLINE_NODE_BUDGET`] nodes, and records it
+    /// finished (durably: the answer waits for the commit). `Ok(None)` when it needs more (or carries an idempotency key, which
+    /// only the queue checks): submit it to the queue then.
+    pub async fn solve_now(&self, job: &NewJob) -> Result<Option<JobRecord>, SubmitError> {
+        if self.is_stopping() {
+            return Err(SubmitError::ShuttingDown);
+        }
+        if job.idempotency_key.is_some() {
+            return Ok(None);
+        }
+        // Inline searches are milliseconds at most, so waiting for a slot beats queueing.
+        let permit = self
+            .inline_slots
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let created_at = now_ms();
+        let requested_nodes = job.spec.limits.max_nodes;
+        let mut trial = job.spec.clone();
+        trial.limits.max_nodes =
+            Some(requested_nodes.map_or(INLINE_NODE_BUDGET, |n| n.min(INLINE_NODE_BUDGET)));
+        let tables = Arc::clone(&self.tables);
+        let ran = tokio::task::spawn_blocking(move || {
+            run::run_job(&trial, &tables, CancelFlag::new(), None)
+        })
+        .await;
+        drop(permit);
+        // Errors and panics are the queue's to record, with its retries and logs.
+        let Ok(Ok(report)) = ran else {
+            return Ok(None);
+        };
+        let stopped_by_trial_budget = report.status
+            == JobStatus::Exhausted(ExhaustedReason::NodeLimit)
+            && requested_nodes.is_none_or(|n| n > INLINE_NODE_BUDGET);
+        if stopped_by_trial_budget {
+            return Ok(None);
+        }
+        let record = JobRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            stage: Stage::Finished(report.status.clone()),
+            priority: job.priority,
+            spec: job.spec.clone(),
+            created_at,
+            started_at: Some(created_at),
+            finished_at: Some(now_ms()),
+            attempts: 1,
+            progress: None,
+            result: Some(ResultRecord::from_report(&report)),
+            error: match &report.status {
+                JobStatus::Failed(why) => Some(why.clone()),
+                _ => None,
+            },
+        };
+        self.finished_inline.write(record.clone()).await?;
+        metrics::counter!("puzzled_jobs_submitted_total", "path" => "inline").increment(1);
+        record_finish(&report, Duration::ZERO);
+        let _ = self.events.send(JobEvent::Changed {
+            id: record.id.clone(),
+        });
+        Ok(Some(record))
+    }
+
+    /// The job as stored, with the live progress of its search if it runs here.
+    pub async fn get(&self, id: &str) -> Result<Option<JobRecord>, StoreError> {
+        let mut job = self.store.get(id).await?;
+        if let Some(job) = job.as_mut()
+            && job.stage == Stage::Running
+            && let Some(live) = self.live.get(id)
+            && let Some(progress) = live.reporter.latest()
+        {
+            job.progress = Some(progress);
+        }
+        Ok(job)
     }
 
     pub async fn cancel(&self, id: &str) -> Result<CancelOutcome, StoreError> {
@@ -164,9 +282,13 @@ impl JobService {
         Ok(outcome)
     }
 
-    /// Requeues jobs a crash left running, then claims and runs jobs until shutdown.
-    pub async fn run_workers(self: Arc<Self>) -> Result<(), StoreError> {
+    /// Requeues jobs a crash left running, or fails those out of attempts. Runs before
+    /// [`JobService::start_workers`].
+    pub async fn recover(&self) -> Result<(), StoreError> {
         let (requeued, failed) = self.store.recover(self.config.max_attempts).await?;
+        metrics::counter!("puzzled_jobs_recovered_total", "outcome" => "requeued")
+            .increment(requeued);
+        metrics::counter!("puzzled_jobs_recovered_total", "outcome" => "failed").increment(failed);
         if requeued + failed > 0 {
             tracing::info!(
                 requeued,
@@ -174,13 +296,28 @@ impl JobService {
                 "recovered jobs interrupted by the last shutdown"
             );
         }
+        Ok(())
+    }
+
+    /// Claims and runs jobs until shutdown, on the current runtime.
+    pub fn start_workers(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        self.workers_running.store(true, Ordering::Relaxed);
+        let service = Arc::clone(self);
+        tokio::spawn(async move {
+            Arc::clone(&service).claim_and_run().await;
+            service.workers_running.store(false, Ordering::Relaxed);
+        })
+    }
+
+    /// Claims jobs while a worker slot is free, until shutdown; a failed claim is retried.
+    async fn claim_and_run(self: Arc<Self>) {
         loop {
             let permit = Arc::clone(&self.slots)
                 .acquire_owned()
                 .await
                 .expect("the semaphore is never closed");
             if self.is_stopping() {
-                return Ok(());
+                return;
             }
             let claimed = match self.store.claim().await {
                 Ok(claimed) => claimed,
@@ -211,10 +348,16 @@ impl JobService {
         let id = job.id.clone();
         let cancel = CancelFlag::new();
         let requeue = Arc::new(AtomicBool::new(false));
+        let reporter = Arc::new(Reporter {
+            id: id.clone(),
+            events: self.events.clone(),
+            latest: Mutex::new(None),
+        });
         self.live.insert(
             id.clone(),
             LiveJob {
                 cancel: cancel.clone(),
+                reporter: Arc::clone(&reporter),
                 requeue: Arc::clone(&requeue),
             },
         );
@@ -224,11 +367,6 @@ impl JobService {
         }
         let _ = self.events.send(JobEvent::Changed { id: id.clone() });
 
-        let reporter = Arc::new(Reporter {
-            id: id.clone(),
-            events: self.events.clone(),
-            latest: Mutex::new(None),
-        });
         let search = {
             let reporter = Arc::clone(&reporter);
             let tables = Arc::clone(&self.tables);
@@ -247,8 +385,7 @@ impl JobService {
             tokio::select! {
                 joined = &mut search => break joined,
                 _ = ticker.tick() => {
-                    let latest = reporter.latest.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                    if let Some(progress) = latest && let Err(error) = self.store.save_progress(&id, &progress).await {
+                    if let Some(progress) = reporter.latest() && let Err(error) = self.store.save_progress(&id, &progress).await {
                         tracing::warn!(%error, job = %id, "saving progress failed");
                     }
                 }
@@ -263,6 +400,8 @@ impl JobService {
             }
             Ok(Ok(report)) => {
                 log_finish(&id, &report);
+                let queue_wait = job.started_at.map_or(0, |s| s - job.created_at);
+                record_finish(&report, Duration::from_millis(queue_wait.max(0) as u64));
                 self.store.finish(&id, &report).await
             }
             Ok(Err(error)) => {
@@ -285,6 +424,7 @@ impl JobService {
     /// the rest and puts them back in the queue.
     pub async fn shutdown(&self) {
         self.stopping.store(true, Ordering::Relaxed);
+        self.stop_signal.send_replace(true);
         self.wake.notify_waiters();
         let all = self.config.workers.max(1) as u32;
         let drained =
@@ -296,6 +436,20 @@ impl JobService {
             }
             let _ = self.slots.acquire_many(all).await;
         }
+    }
+}
+
+/// Prometheus series for a finished search (rendered by the HTTP layer's `/metrics`).
+fn record_finish(report: &JobReport, queue_wait: Duration) {
+    let status = report.status.name();
+    metrics::counter!("puzzled_jobs_finished_total", "status" => status).increment(1);
+    metrics::counter!("puzzled_nodes_expanded_total").increment(report.stats.nodes_expanded);
+    metrics::histogram!("puzzled_job_run_seconds").record(report.stats.elapsed.as_secs_f64());
+    metrics::histogram!("puzzled_job_queue_wait_seconds").record(queue_wait.as_secs_f64());
+    let seconds = report.stats.elapsed.as_secs_f64();
+    if seconds > 0.0 {
+        metrics::histogram!("puzzled_job_nodes_per_second")
+            .record(report.stats.nodes_expanded as f64 / seconds);
     }
 }
 

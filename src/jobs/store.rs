@@ -4,10 +4,12 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::query::Query;
+use sqlx::sqlite::SqliteArguments;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
-use sqlx::{Row, SqlitePool};
+use sqlx::{Row, Sqlite, SqlitePool};
 
 use super::run::{JobReport, JobStatus};
 use super::spec::{AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec};
@@ -24,6 +26,8 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("a batched write failed: {0}")]
+    BatchWrite(String),
     #[error("idempotency key reused with a different request")]
     IdempotencyConflict,
     #[error("stored job {id} is unreadable: {why}")]
@@ -72,7 +76,25 @@ pub struct ResultRecord {
     pub elapsed_us: u64,
 }
 
-#[derive(Clone, Debug)]
+impl ResultRecord {
+    /// What the store keeps of a finished search.
+    pub fn from_report(report: &JobReport) -> ResultRecord {
+        ResultRecord {
+            algorithm: report.algorithm.name().to_string(),
+            heuristic: report.heuristic.name().to_string(),
+            plan: report.plan.as_ref().map(|p| p.text.clone()),
+            length: report.plan.as_ref().map(|p| p.length),
+            optimal: report.optimal,
+            nodes_expanded: report.stats.nodes_expanded,
+            nodes_generated: report.stats.nodes_generated,
+            unique_states: report.stats.unique_states,
+            threshold: report.stats.bound,
+            elapsed_us: report.stats.elapsed.as_micros() as u64,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct JobRecord {
     pub id: String,
     pub stage: Stage,
@@ -120,7 +142,12 @@ pub fn now_ms() -> i64 {
 
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    /// Every write goes through this one connection. SQLite allows one writer at a time
+    /// anyway, and writers on several connections wait in the busy handler's sleeps
+    /// (milliseconds each) instead of in a queue.
+    writer: SqlitePool,
+    /// Reads run beside the writer (WAL) on their own connections.
+    reader: SqlitePool,
 }
 
 /// The columns [`record`] reads, as a literal so queries stay static strings.
@@ -143,16 +170,20 @@ impl Store {
             // only a power loss can drop the last commits. FULL costs an fsync per write.
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(8)
-            .connect_with(options)
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
             .await?;
-        MIGRATOR.run(&pool).await?;
-        Ok(Store { pool })
+        MIGRATOR.run(&writer).await?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options.read_only(true))
+            .await?;
+        Ok(Store { writer, reader })
     }
 
     pub async fn ping(&self) -> Result<(), StoreError> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        sqlx::query("SELECT 1").execute(&self.reader).await?;
         Ok(())
     }
 
@@ -168,11 +199,12 @@ impl Store {
         }
         let id = uuid::Uuid::new_v4().to_string();
         let columns = SpecColumns::from(&job.spec);
-        let inserted = sqlx::query(
+        let inserted = sqlx::query(concat!(
             "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, \
              objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
-             VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
+             VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
+            columns!()
+        ))
         .bind(&id)
         .bind(job.priority)
         .bind(columns.puzzle_type)
@@ -191,10 +223,10 @@ impl Store {
         .bind(&job.idempotency_key)
         .bind(&job.request_hash)
         .bind(now_ms())
-        .execute(&self.pool)
+        .fetch_one(&self.writer)
         .await;
         match inserted {
-            Ok(_) => {}
+            Ok(row) => Ok((record(&row)?, true)),
             // Two retries raced: the other one's insert won; answer with it.
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                 if let Some(key) = &job.idempotency_key
@@ -204,15 +236,10 @@ impl Store {
                 {
                     return Ok((existing, false));
                 }
-                return Err(sqlx::Error::Database(e).into());
+                Err(sqlx::Error::Database(e).into())
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => Err(e.into()),
         }
-        let record = self.get(&id).await?.ok_or_else(|| StoreError::Corrupt {
-            id,
-            why: "vanished after insert".into(),
-        })?;
-        Ok((record, true))
     }
 
     async fn by_idempotency_key(
@@ -222,7 +249,7 @@ impl Store {
     ) -> Result<Option<JobRecord>, StoreError> {
         let row = sqlx::query("SELECT id, request_hash FROM jobs WHERE idempotency_key = ?")
             .bind(key)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.reader)
             .await?;
         let Some(row) = row else { return Ok(None) };
         let stored: Option<String> = row.try_get("request_hash")?;
@@ -236,7 +263,7 @@ impl Store {
     pub async fn get(&self, id: &str) -> Result<Option<JobRecord>, StoreError> {
         let row = sqlx::query(concat!("SELECT ", columns!(), " FROM jobs WHERE id = ?"))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.reader)
             .await?;
         row.map(|r| record(&r)).transpose()
     }
@@ -244,10 +271,20 @@ impl Store {
     pub async fn count_queued(&self) -> Result<i64, StoreError> {
         Ok(
             sqlx::query("SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'")
-                .fetch_one(&self.pool)
+                .fetch_one(&self.reader)
                 .await?
                 .try_get("n")?,
         )
+    }
+
+    /// How many jobs are in each status (for metrics).
+    pub async fn count_by_status(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = sqlx::query("SELECT status, COUNT(*) AS n FROM jobs GROUP BY status")
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("status")?, row.try_get("n")?)))
+            .collect()
     }
 
     /// Newest first; `after` is the (created_at, id) of the last job of the previous page.
@@ -272,25 +309,23 @@ impl Store {
         .bind(&after_id)
         .bind(&after_id)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reader)
         .await?;
         rows.iter().map(record).collect()
     }
 
     /// Claims the most urgent queued job: highest priority, then oldest.
     pub async fn claim(&self) -> Result<Option<JobRecord>, StoreError> {
-        let row = sqlx::query(
+        let row = sqlx::query(concat!(
             "UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 \
              WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY priority DESC, created_at, id LIMIT 1) \
-             AND status = 'queued' RETURNING id",
-        )
+             AND status = 'queued' RETURNING ",
+            columns!()
+        ))
         .bind(now_ms())
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await?;
-        match row {
-            Some(row) => self.get(&row.try_get::<String, _>("id")?).await,
-            None => Ok(None),
-        }
+        row.map(|r| record(&r)).transpose()
     }
 
     pub async fn save_progress(
@@ -305,43 +340,78 @@ impl Store {
         .bind(progress.threshold.map(i64::from))
         .bind(progress.elapsed_ms as i64)
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
 
     /// Records a running job's end. Only a running job can finish.
     pub async fn finish(&self, id: &str, report: &JobReport) -> Result<(), StoreError> {
-        let reason = match &report.status {
-            JobStatus::Exhausted(reason) => Some(reason.name()),
-            _ => None,
-        };
-        let error = match &report.status {
-            JobStatus::Failed(why) => Some(why.as_str()),
-            _ => None,
-        };
-        sqlx::query(
+        let query = sqlx::query(
             "UPDATE jobs SET status = ?, reason = ?, finished_at = ?, resolved_algorithm = ?, resolved_heuristic = ?, plan = ?, \
              plan_length = ?, optimal = ?, nodes_expanded = ?, nodes_generated = ?, unique_states = ?, threshold = ?, elapsed_us = ?, \
              error = ? WHERE id = ? AND status = 'running'",
+        );
+        bind_result(
+            query,
+            &report.status,
+            &ResultRecord::from_report(report),
+            now_ms(),
         )
-        .bind(report.status.name())
-        .bind(reason)
-        .bind(now_ms())
-        .bind(report.algorithm.name())
-        .bind(report.heuristic.name())
-        .bind(report.plan.as_ref().map(|p| p.text.as_str()))
-        .bind(report.plan.as_ref().map(|p| p.length as i64))
-        .bind(report.optimal)
-        .bind(report.stats.nodes_expanded as i64)
-        .bind(report.stats.nodes_generated as i64)
-        .bind(report.stats.unique_states.map(|n| n as i64))
-        .bind(report.stats.bound.map(i64::from))
-        .bind(report.stats.elapsed.as_micros() as i64)
-        .bind(error)
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
+        Ok(())
+    }
+
+    /// Inserts jobs that ran to their end before they were ever queued (small synchronous
+    /// solves), all in one statement: one commit for the whole batch.
+    pub async fn insert_finished(&self, jobs: &[JobRecord]) -> Result<(), StoreError> {
+        const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let sql = format!(
+            "INSERT INTO jobs (status, reason, finished_at, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, \
+             nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, \
+             id, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, weight_percent, \
+             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts) VALUES {}",
+            vec![ROW; jobs.len()].join(", ")
+        );
+        // Built only from the constant row above, so it is as safe as a literal. Batch sizes
+        // vary: caching a prepared statement per size would only churn the cache.
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+        for job in jobs {
+            let (Stage::Finished(status), Some(result), Some(finished_at)) =
+                (&job.stage, &job.result, job.finished_at)
+            else {
+                return Err(StoreError::Corrupt {
+                    id: job.id.clone(),
+                    why: "only finished jobs are inserted finished".into(),
+                });
+            };
+            let columns = SpecColumns::from(&job.spec);
+            query = bind_result(query, status, result, finished_at)
+                .bind(job.id.clone())
+                .bind(job.priority)
+                .bind(columns.puzzle_type)
+                .bind(columns.tiles)
+                .bind(columns.cols)
+                .bind(columns.goal)
+                .bind(columns.level)
+                .bind(columns.algorithm)
+                .bind(columns.heuristic)
+                .bind(columns.partition)
+                .bind(columns.objective)
+                .bind(columns.weight_percent)
+                .bind(columns.max_nodes)
+                .bind(columns.timeout_ms)
+                .bind(job.spec.include_boards)
+                .bind(job.created_at)
+                .bind(job.started_at)
+                .bind(job.attempts);
+        }
+        query.execute(&self.writer).await?;
         Ok(())
     }
 
@@ -351,7 +421,7 @@ impl Store {
             .bind(now_ms())
             .bind(why)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -363,7 +433,7 @@ impl Store {
              progress_threshold = NULL, progress_elapsed_ms = NULL WHERE id = ? AND status = 'running'",
         )
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -372,7 +442,7 @@ impl Store {
         let queued = sqlx::query("UPDATE jobs SET status = 'cancelled', finished_at = ? WHERE id = ? AND status = 'queued'")
             .bind(now_ms())
             .bind(id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         if queued.rows_affected() == 1 {
             return Ok(CancelOutcome::CancelledQueued);
@@ -380,7 +450,7 @@ impl Store {
         let running =
             sqlx::query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running'")
                 .bind(id)
-                .execute(&self.pool)
+                .execute(&self.writer)
                 .await?;
         if running.rows_affected() == 1 {
             return Ok(CancelOutcome::StopRequested);
@@ -394,7 +464,7 @@ impl Store {
     pub async fn cancel_requested(&self, id: &str) -> Result<bool, StoreError> {
         let row = sqlx::query("SELECT cancel_requested FROM jobs WHERE id = ?")
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.reader)
             .await?;
         Ok(match row {
             Some(row) => row.try_get::<bool, _>("cancel_requested")?,
@@ -406,7 +476,7 @@ impl Store {
         let deleted =
             sqlx::query("DELETE FROM jobs WHERE id = ? AND status NOT IN ('queued', 'running')")
                 .bind(id)
-                .execute(&self.pool)
+                .execute(&self.writer)
                 .await?;
         if deleted.rows_affected() == 1 {
             return Ok(DeleteOutcome::Deleted);
@@ -426,13 +496,13 @@ impl Store {
         )
         .bind(now_ms())
         .bind(max_attempts)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         let requeued = sqlx::query(
             "UPDATE jobs SET status = 'queued', started_at = NULL, progress_nodes = NULL, progress_threshold = NULL, \
              progress_elapsed_ms = NULL WHERE status = 'running'",
         )
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok((requeued.rows_affected(), failed.rows_affected()))
     }
@@ -446,7 +516,7 @@ impl Store {
             )
             .bind(cutoff_ms)
             .bind(batch)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
             total += deleted.rows_affected();
             if deleted.rows_affected() < batch as u64 {
@@ -454,6 +524,39 @@ impl Store {
             }
         }
     }
+}
+
+/// Binds a finished job's columns, in the order `finish` and `insert_finished` name
+/// them: status, reason, finished_at, the result, then the error.
+fn bind_result<'q>(
+    query: Query<'q, Sqlite, SqliteArguments>,
+    status: &JobStatus,
+    result: &ResultRecord,
+    finished_at: i64,
+) -> Query<'q, Sqlite, SqliteArguments> {
+    let reason = match status {
+        JobStatus::Exhausted(reason) => Some(reason.name()),
+        _ => None,
+    };
+    let error = match status {
+        JobStatus::Failed(why) => Some(why.clone()),
+        _ => None,
+    };
+    query
+        .bind(status.name())
+        .bind(reason)
+        .bind(finished_at)
+        .bind(result.algorithm.clone())
+        .bind(result.heuristic.clone())
+        .bind(result.plan.clone())
+        .bind(result.length.map(|l| l as i64))
+        .bind(result.optimal)
+        .bind(result.nodes_expanded as i64)
+        .bind(result.nodes_generated as i64)
+        .bind(result.unique_states.map(|n| n as i64))
+        .bind(result.threshold.map(i64::from))
+        .bind(result.elapsed_us as i64)
+        .bind(error)
 }
 
 /// A spec as stored: names and numbers, parsed back by [`spec_from_columns`].
