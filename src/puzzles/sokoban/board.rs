@@ -143,18 +143,7 @@ impl Board {
                     queue.push(s);
                 }
             }
-            let mut next = 0;
-            while next < queue.len() {
-                let square = queue[next];
-                next += 1;
-                for direction in Direction::ALL {
-                    let s = self.neighbour(square, direction);
-                    if s != NONE && !reached[s as usize] && !filled[s as usize] {
-                        reached[s as usize] = true;
-                        queue.push(s);
-                    }
-                }
-            }
+            self.breadth_first(&mut queue, &mut reached, |s| !filled[s as usize], |_, _| {});
             let pullable = |g: u16| {
                 Direction::ALL.into_iter().any(|d| {
                     let stand = self.neighbour(g, d);
@@ -201,6 +190,31 @@ impl Board {
         (0..self.goals.len())
             .filter(|&i| has_box(self.goals[i]) && self.layer[i] < deepest_empty)
             .count() as u32
+    }
+
+    /// Breadth-first search from the squares on `queue` (marked in `seen` already),
+    /// entering squares where `open` holds; `entered(square, direction)` hears of each
+    /// square reached and the step that reached it.
+    pub fn breadth_first(
+        &self,
+        queue: &mut Vec<u16>,
+        seen: &mut [bool],
+        open: impl Fn(u16) -> bool,
+        mut entered: impl FnMut(u16, Direction),
+    ) {
+        let mut next = 0;
+        while next < queue.len() {
+            let square = queue[next];
+            next += 1;
+            for direction in Direction::ALL {
+                let s = self.neighbour(square, direction);
+                if s != NONE && !seen[s as usize] && open(s) {
+                    seen[s as usize] = true;
+                    entered(s, direction);
+                    queue.push(s);
+                }
+            }
+        }
     }
 
     pub fn n_squares(&self) -> usize {
