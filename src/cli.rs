@@ -52,8 +52,17 @@ pub enum Command {
 pub struct ServeArgs {
     #[arg(long, env = "PUZZLED_BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
+    /// sqlite://FILE (one process) or postgres://… (several processes share the jobs)
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://puzzled.db")]
     pub database_url: String,
+    /// all: API and workers; api: answers requests, runs no search; worker: claims and runs
+    /// jobs, serving only /healthz, /readyz and /metrics
+    #[arg(long, env = "PUZZLED_ROLE", value_enum, default_value_t = crate::serve::Role::All)]
+    pub role: crate::serve::Role,
+    /// How long a claimed job's lease lasts without a heartbeat (workers renew it every
+    /// second); a dead worker's jobs run again this long after its last heartbeat
+    #[arg(long, env = "PUZZLED_LEASE_MS", default_value_t = 5_000)]
+    pub lease_ms: u64,
     /// Search threads (default: the number of cores)
     #[arg(long, env = "PUZZLED_WORKERS")]
     pub workers: Option<usize>,

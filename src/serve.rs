@@ -7,10 +7,21 @@ use crate::cli::ServeArgs;
 use crate::http::{self, AppState, Caps};
 use crate::jobs::TableStore;
 use crate::jobs::service::{JobService, ServiceConfig};
-use crate::jobs::store::{Store, StoreError, now_ms};
+use crate::jobs::store::{Backend, Store, StoreError, now_ms};
 use crate::jobs::tables::default_data_dir;
 use crate::puzzles::sliding::Geometry;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
+
+/// What one `puzzled serve` process does; several share a PostgreSQL job store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    /// The API and the workers, in one process.
+    All,
+    /// Accepts and answers requests; searches nothing.
+    Api,
+    /// Claims and runs jobs; serves only health, readiness and metrics.
+    Worker,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -22,6 +33,10 @@ pub enum ServeError {
     Bind { bind: String, error: std::io::Error },
     #[error("cannot set up metrics: {0}")]
     Metrics(#[from] metrics_exporter_prometheus::BuildError),
+    #[error(
+        "--role {0:?} splits the service across processes, which needs a postgres:// job store"
+    )]
+    RoleNeedsPostgres(Role),
     #[error("the server stopped: {0}")]
     Server(std::io::Error),
 }
@@ -40,9 +55,12 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let store = Store::open(&args.database_url)
         .await
         .map_err(|error| ServeError::Store {
-            url: args.database_url.clone(),
+            url: redacted(&args.database_url),
             error,
         })?;
+    if args.role != Role::All && store.backend() == Backend::Sqlite {
+        return Err(ServeError::RoleNeedsPostgres(args.role));
+    }
     let tables = Arc::new(TableStore::new(Some(
         args.data_dir.clone().unwrap_or_else(default_data_dir),
     )));
@@ -53,7 +71,9 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         workers,
         max_queued: args.max_queued,
         max_attempts: 3,
-        shutdown_grace: Duration::from_secs(10),
+        shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
+        lease: Duration::from_millis(args.lease_ms.max(100)),
+        runs_searches: args.role != Role::Api,
     };
     let service = JobService::new(store.clone(), Arc::clone(&tables), config);
     let listener = tokio::net::TcpListener::bind(&args.bind)
@@ -63,15 +83,20 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             error,
         })?;
     let address = listener.local_addr().map_err(ServeError::Server)?;
-    tracing::info!(%address, workers, database = %args.database_url, "puzzled listening");
+    tracing::info!(%address, workers, role = ?args.role, database = %redacted(&args.database_url), "puzzled listening");
 
     service.recover().await.map_err(|error| ServeError::Store {
-        url: args.database_url.clone(),
+        url: redacted(&args.database_url),
         error,
     })?;
-    let worker_loop = service.start_workers();
-    if args.warm_tables {
-        tokio::task::spawn_blocking(move || warm_tables(&tables));
+    let mut background = Vec::new();
+    background.extend(service.start_listener());
+    if args.role != Role::Api {
+        background.push(service.start_workers());
+        background.push(service.start_reaper());
+        if args.warm_tables {
+            tokio::task::spawn_blocking(move || warm_tables(&tables));
+        }
     }
     tokio::spawn(prune_forever(
         store,
@@ -96,11 +121,15 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             upkeep.run_upkeep();
         }
     });
-    let app = http::router(Arc::new(AppState {
+    let state = Arc::new(AppState {
         service: Arc::clone(&service),
         caps,
         metrics,
-    }));
+    });
+    let app = match args.role {
+        Role::Worker => http::operations_router(state),
+        Role::All | Role::Api => http::router(state),
+    };
     let stopping = Arc::clone(&service);
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -110,7 +139,9 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         })
         .await
         .map_err(ServeError::Server)?;
-    worker_loop.abort();
+    for task in background {
+        task.abort();
+    }
     Ok(())
 }
 
@@ -127,6 +158,20 @@ fn warm_tables(tables: &TableStore) {
                 }
             }
         }
+    }
+}
+
+/// The URL without its password, for logs and errors.
+fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
     }
 }
 

@@ -1,212 +1,13 @@
 //! The REST service end to end: the real binary on a random port with a fresh
 //! SQLite file per test, driven over HTTP.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::process::Command;
 use std::time::Duration;
 
+use common::{Contract, Db, Server, client, get, post};
 use serde_json::{Value, json};
-
-struct Server {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-}
-
-impl Server {
-    fn start_in(dir: PathBuf, extra: &[&str]) -> Server {
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let database = format!("sqlite://{}", dir.join("jobs.db").display());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_puzzled"))
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--database-url",
-                &database,
-                "--workers",
-                "2",
-            ])
-            .args(extra)
-            .env("PUZZLED_DATA_DIR", dir.join("tables"))
-            .env("PUZZLED_LOG", "info")
-            // Building tables in the background would only slow the tests down.
-            .env("PUZZLED_WARM_TABLES", "false")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("server starts");
-        // The server logs its address once it listens.
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let address = loop {
-            let line = lines
-                .next()
-                .expect("server exited before listening")
-                .expect("log line");
-            if let Some(rest) = line.split("address=").nth(1) {
-                break rest.split_whitespace().next().expect("address").to_string();
-            }
-        };
-        // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Server {
-            child,
-            base: format!("http://{address}"),
-            dir,
-        }
-    }
-
-    fn start(name: &str) -> Server {
-        let dir = std::env::temp_dir().join(format!("puzzled-api-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        Server::start_in(dir, &[])
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `openapi.yaml`, read once: every JSON response the tests see is held to it.
-struct Contract {
-    spec: Value,
-}
-
-impl Contract {
-    fn get() -> &'static Contract {
-        static CONTRACT: std::sync::OnceLock<Contract> = std::sync::OnceLock::new();
-        CONTRACT.get_or_init(|| {
-            let text =
-                std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
-                    .expect("openapi.yaml");
-            Contract {
-                spec: serde_norway::from_str(&text).expect("openapi.yaml parses"),
-            }
-        })
-    }
-
-    /// The spec's path template matching `path` (its query string ignored).
-    fn template(&self, path: &str) -> Option<&str> {
-        let path = path.split('?').next().unwrap_or(path);
-        let segments: Vec<&str> = path.split('/').collect();
-        self.spec["paths"]
-            .as_object()?
-            .keys()
-            .map(String::as_str)
-            .find(|template| {
-                let parts: Vec<&str> = template.split('/').collect();
-                parts.len() == segments.len()
-                    && parts
-                        .iter()
-                        .zip(&segments)
-                        .all(|(p, s)| p == s || (p.starts_with('{') && p.ends_with('}')))
-            })
-    }
-
-    /// Follows a local `$ref` (`#/components/...`).
-    fn resolve<'a>(&'a self, value: &'a Value) -> &'a Value {
-        match value["$ref"].as_str() {
-            Some(reference) => self
-                .spec
-                .pointer(reference.trim_start_matches('#'))
-                .unwrap_or(&Value::Null),
-            None => value,
-        }
-    }
-
-    /// Panics unless the spec lists this status for this route and, for JSON, the body
-    /// validates against the schema given for its media type.
-    fn check(&self, method: &str, path: &str, status: u16, media_type: &str, body: &Value) {
-        let template = self
-            .template(path)
-            .unwrap_or_else(|| panic!("openapi.yaml has no path for {path}"));
-        let operation = &self.spec["paths"][template][method];
-        assert!(
-            operation.is_object(),
-            "openapi.yaml lacks {method} {template}"
-        );
-        let response = self.resolve(&operation["responses"][status.to_string()]);
-        assert!(
-            response.is_object(),
-            "openapi.yaml lists no {status} for {method} {template} (body {body})"
-        );
-        if !media_type.contains("json") {
-            return;
-        }
-        let schema = &response["content"][media_type]["schema"];
-        assert!(
-            schema.is_object(),
-            "openapi.yaml gives no {media_type} schema for {status} of {method} {template}"
-        );
-        // Local references resolve against the whole document.
-        let mut rooted = schema.clone();
-        rooted["components"] = self.spec["components"].clone();
-        let validator = jsonschema::validator_for(&rooted).expect("schema compiles");
-        let errors: Vec<String> = validator
-            .iter_errors(body)
-            .map(|e| format!("{} at {}", e, e.instance_path()))
-            .collect();
-        assert!(
-            errors.is_empty(),
-            "{status} of {method} {path} breaks the contract: {errors:?}\nbody: {body}"
-        );
-    }
-}
-
-/// Reads a response's JSON body (Null when there is none) and checks it against the contract.
-async fn conforming(method: &str, path: &str, response: reqwest::Response) -> (u16, Value) {
-    let status = response.status().as_u16();
-    let media_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or(v).trim().to_string())
-        .unwrap_or_default();
-    let body = response.json().await.unwrap_or(Value::Null);
-    Contract::get().check(method, path, status, &media_type, &body);
-    (status, body)
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(90))
-        .build()
-        .expect("client")
-}
-
-async fn post(
-    server: &Server,
-    path: &str,
-    body: Value,
-) -> (u16, Value, reqwest::header::HeaderMap) {
-    let response = client()
-        .post(server.url(path))
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    let headers = response.headers().clone();
-    let (status, body) = conforming("post", path, response).await;
-    (status, body, headers)
-}
-
-async fn get(server: &Server, path: &str) -> (u16, Value) {
-    let response = client()
-        .get(server.url(path))
-        .send()
-        .await
-        .expect("request");
-    conforming("get", path, response).await
-}
 
 const KORF_88: [u64; 16] = [15, 2, 12, 11, 14, 13, 9, 5, 1, 3, 8, 7, 0, 10, 6, 4];
 
@@ -239,9 +40,8 @@ async fn start_running_job(
     (id, stream, seen)
 }
 
-#[tokio::test]
-async fn a_submitted_job_is_solved_optimally_and_its_plan_replays() {
-    let server = Server::start("submit");
+async fn a_submitted_job_is_solved_optimally_and_its_plan_replays(db: Db) {
+    let server = Server::start(db, "submit").await;
     let body = json!({"puzzle": {"type": "sliding", "tiles": [8, 6, 7, 2, 5, 4, 3, 0, 1]}, "include_boards": true});
     let (status, job, headers) = post(&server, "/v1/jobs", body).await;
     assert_eq!(status, 202);
@@ -266,9 +66,8 @@ async fn a_submitted_job_is_solved_optimally_and_its_plan_replays() {
     );
 }
 
-#[tokio::test]
-async fn solve_answers_synchronously_and_validate_explains_bad_plans() {
-    let server = Server::start("solve");
+async fn solve_answers_synchronously_and_validate_explains_bad_plans(db: Db) {
+    let server = Server::start(db, "solve").await;
     let (status, job, _) = post(
         &server,
         "/v1/solve",
@@ -313,9 +112,8 @@ async fn metrics_text(server: &Server) -> String {
     response.text().await.expect("text")
 }
 
-#[tokio::test]
-async fn small_sync_solves_skip_the_queue_and_big_ones_go_through_it() {
-    let server = Server::start("inline");
+async fn small_sync_solves_skip_the_queue_and_big_ones_go_through_it(db: Db) {
+    let server = Server::start(db, "inline").await;
     // The 8-puzzle needs a few nodes: solved on the request's own path.
     let (status, small, _) = post(
         &server,
@@ -366,8 +164,8 @@ async fn small_sync_solves_skip_the_queue_and_big_ones_go_through_it() {
     assert_eq!(series(&exposition, "puzzled_workers"), 2.0);
 }
 
-#[tokio::test]
-async fn every_route_the_router_serves_is_in_the_contract() {
+#[test]
+fn every_route_the_router_serves_is_in_the_contract() {
     let router = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/http/mod.rs"))
         .expect("router source");
     let contract = Contract::get();
@@ -392,9 +190,8 @@ async fn every_route_the_router_serves_is_in_the_contract() {
     );
 }
 
-#[tokio::test]
-async fn errors_are_problem_json_with_the_right_status() {
-    let server = Server::start("errors");
+async fn errors_are_problem_json_with_the_right_status(db: Db) {
+    let server = Server::start(db, "errors").await;
     let http = client();
     let raw = |body: &'static str, content_type: &'static str| {
         http.post(server.url("/v1/jobs"))
@@ -441,9 +238,8 @@ async fn errors_are_problem_json_with_the_right_status() {
     assert_eq!(problem["pointer"], "/puzzle/goal");
 }
 
-#[tokio::test]
-async fn a_running_job_is_cancelled_within_a_second_and_frees_its_worker() {
-    let server = Server::start("cancel");
+async fn a_running_job_is_cancelled_within_a_second_and_frees_its_worker(db: Db) {
+    let server = Server::start(db, "cancel").await;
     let (id, mut stream, mut seen) = start_running_job(&server, None).await;
     let started = std::time::Instant::now();
     let (status, cancelled, _) = post(&server, &format!("/v1/jobs/{id}/cancel"), json!({})).await;
@@ -481,9 +277,8 @@ async fn a_running_job_is_cancelled_within_a_second_and_frees_its_worker() {
     assert_eq!((status, quick["status"].as_str()), (200, Some("solved")));
 }
 
-#[tokio::test]
-async fn limits_end_jobs_exhausted() {
-    let server = Server::start("limits");
+async fn limits_end_jobs_exhausted(db: Db) {
+    let server = Server::start(db, "limits").await;
     let mut body = hard_job();
     body["limits"] = json!({"max_nodes": 10000});
     let (_, job, _) = post(&server, "/v1/solve", body).await;
@@ -501,9 +296,8 @@ async fn limits_end_jobs_exhausted() {
     );
 }
 
-#[tokio::test]
-async fn idempotent_retries_make_one_job() {
-    let server = Server::start("idempotency");
+async fn idempotent_retries_make_one_job(db: Db) {
+    let server = Server::start(db, "idempotency").await;
     let body = json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 7, 0, 8]}});
     let send = |body: Value| {
         client()
@@ -534,9 +328,8 @@ async fn idempotent_retries_make_one_job() {
     assert_eq!(list["jobs"].as_array().map(Vec::len), Some(1));
 }
 
-#[tokio::test]
-async fn a_hundred_concurrent_submissions_all_finish_and_list_pages_through_them() {
-    let server = Server::start("concurrent");
+async fn a_hundred_concurrent_submissions_all_finish_and_list_pages_through_them(db: Db) {
+    let server = Server::start(db, "concurrent").await;
     let submissions = (0..100).map(|i| {
         let tiles = if i % 2 == 0 {
             json!([1, 2, 3, 4, 5, 6, 7, 0, 8])
@@ -581,9 +374,8 @@ async fn a_hundred_concurrent_submissions_all_finish_and_list_pages_through_them
     assert_eq!(solved["jobs"].as_array().map(Vec::len), Some(100));
 }
 
-#[tokio::test]
-async fn finished_jobs_can_be_deleted() {
-    let server = Server::start("delete");
+async fn finished_jobs_can_be_deleted(db: Db) {
+    let server = Server::start(db, "delete").await;
     let (_, job, _) = post(
         &server,
         "/v1/solve",
@@ -600,9 +392,8 @@ async fn finished_jobs_can_be_deleted() {
     assert_eq!(get(&server, &path).await.0, 404);
 }
 
-#[tokio::test]
-async fn service_routes_describe_themselves() {
-    let server = Server::start("meta");
+async fn service_routes_describe_themselves(db: Db) {
+    let server = Server::start(db, "meta").await;
     assert_eq!(
         client()
             .get(server.url("/healthz"))
@@ -645,16 +436,14 @@ async fn service_routes_describe_themselves() {
     );
 }
 
-#[tokio::test]
-async fn a_job_running_when_the_server_is_killed_finishes_after_restart() {
-    let dir = std::env::temp_dir().join(format!("puzzled-api-restart-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut server = Server::start_in(dir.clone(), &[]);
+async fn a_job_running_when_the_server_is_killed_finishes_after_restart(db: Db) {
+    let store = db.fresh("restart").await;
+    let mut server = Server::launch(&store, &["--lease-ms", "1000"]);
     // Long enough to be running when killed, short enough to finish after restart.
     let (id, _, _) = start_running_job(&server, Some(3_000_000)).await;
     server.child.kill().expect("SIGKILL");
     server.child.wait().expect("reaped");
-    let restarted = Server::start_in(server.dir.clone(), &[]);
+    let restarted = Server::launch(&store, &[]);
     std::mem::forget(server);
     let (_, done) = get(&restarted, &format!("/v1/jobs/{id}?wait=60")).await;
     assert_eq!(
@@ -673,11 +462,8 @@ async fn a_job_running_when_the_server_is_killed_finishes_after_restart() {
     );
 }
 
-#[tokio::test]
-async fn a_full_queue_answers_503_with_retry_after_and_loses_nothing_accepted() {
-    let dir = std::env::temp_dir().join(format!("puzzled-api-full-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let server = Server::start_in(dir, &["--max-queued", "1"]);
+async fn a_full_queue_answers_503_with_retry_after_and_loses_nothing_accepted(db: Db) {
+    let server = Server::launch(&db.fresh("full").await, &["--max-queued", "1"]);
     let mut accepted = Vec::new();
     // Two workers and one queue place: the fourth submission at the latest is refused.
     let refusal = loop {
@@ -712,11 +498,9 @@ async fn a_full_queue_answers_503_with_retry_after_and_loses_nothing_accepted() 
     }
 }
 
-#[tokio::test]
-async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt() {
-    let dir = std::env::temp_dir().join(format!("puzzled-api-sigterm-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut server = Server::start_in(dir.clone(), &["--shutdown-grace-ms", "100"]);
+async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt(db: Db) {
+    let store = db.fresh("sigterm").await;
+    let mut server = Server::launch(&store, &["--shutdown-grace-ms", "100"]);
     // The job's event stream stays open: shutdown must close it, not wait on it.
     let (id, mut stream, _) = start_running_job(&server, Some(3_000_000)).await;
     let term = Command::new("kill")
@@ -736,7 +520,7 @@ async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt() 
     );
     let exit = server.child.wait().expect("server exits");
     assert!(exit.success(), "a clean stop: {exit:?}");
-    let restarted = Server::start_in(server.dir.clone(), &[]);
+    let restarted = Server::launch(&store, &[]);
     std::mem::forget(server);
     let (_, done) = get(&restarted, &format!("/v1/jobs/{id}?wait=60")).await;
     assert_eq!(
@@ -747,9 +531,8 @@ async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt() 
     assert_eq!(done["attempts"], 1, "a drained job keeps its attempt");
 }
 
-#[tokio::test]
-async fn sokoban_levels_are_solved_validated_and_described() {
-    let server = Server::start("sokoban");
+async fn sokoban_levels_are_solved_validated_and_described(db: Db) {
+    let server = Server::start(db, "sokoban").await;
     let level = "####\n# .#\n#  ###\n#*@  #\n#  $ #\n#  ###\n####";
     let body = json!({"puzzle": {"type": "sokoban", "level": level}, "objective": "optimal", "include_boards": true});
     let (status, job, _) = post(&server, "/v1/jobs", body).await;
@@ -829,3 +612,38 @@ async fn sokoban_levels_are_solved_validated_and_described() {
     assert_eq!(caps["puzzles"]["sokoban"]["defaults"]["objective"], "any");
     assert_eq!(caps["puzzles"]["sokoban"]["level"]["max_boxes"], 500);
 }
+
+/// Every API test runs on both job stores, each on a database of its own.
+macro_rules! on_both_stores {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test]
+            async fn $test() {
+                super::$test(super::Db::Sqlite).await
+            })*
+        }
+        mod postgres {
+            $(#[tokio::test]
+            async fn $test() {
+                super::$test(super::Db::Postgres).await
+            })*
+        }
+    };
+}
+
+on_both_stores!(
+    a_submitted_job_is_solved_optimally_and_its_plan_replays,
+    solve_answers_synchronously_and_validate_explains_bad_plans,
+    small_sync_solves_skip_the_queue_and_big_ones_go_through_it,
+    errors_are_problem_json_with_the_right_status,
+    a_running_job_is_cancelled_within_a_second_and_frees_its_worker,
+    limits_end_jobs_exhausted,
+    idempotent_retries_make_one_job,
+    a_hundred_concurrent_submissions_all_finish_and_list_pages_through_them,
+    finished_jobs_can_be_deleted,
+    service_routes_describe_themselves,
+    a_job_running_when_the_server_is_killed_finishes_after_restart,
+    a_full_queue_answers_503_with_retry_after_and_loses_nothing_accepted,
+    sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt,
+    sokoban_levels_are_solved_validated_and_described,
+);

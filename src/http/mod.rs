@@ -53,14 +53,25 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/solve", post(routes::solve))
         .route("/v1/validate", post(routes::validate))
         .route("/v1/capabilities", get(routes::capabilities))
-        .route("/healthz", get(routes::healthz))
-        .route("/readyz", get(routes::readyz))
-        .route("/metrics", get(routes::metrics))
         .route("/openapi.yaml", get(routes::openapi))
+        .merge(operations())
         .fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(cors)
         .with_state(state)
+}
+
+/// Health, readiness and metrics: all a worker-only process serves.
+fn operations() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/healthz", get(routes::healthz))
+        .route("/readyz", get(routes::readyz))
+        .route("/metrics", get(routes::metrics))
+}
+
+/// The router of a worker-only process.
+pub fn operations_router(state: Arc<AppState>) -> Router {
+    operations().fallback(routes::not_found).with_state(state)
 }
 
 fn cors(origins: &[String]) -> CorsLayer {

@@ -20,7 +20,7 @@ use super::wire::{
     self, JobList, JobRequest, JobView, ProgressView, RequestError, ValidateRequest,
 };
 use crate::jobs::service::JobEvent;
-use crate::jobs::store::{CancelOutcome, DeleteOutcome, JobRecord, NewJob};
+use crate::jobs::store::{CancelOutcome, DeleteOutcome, JobRecord, NewJob, Stage};
 use crate::jobs::{AlgorithmChoice, HeuristicChoice, JobSpec, PuzzleSpec};
 use crate::puzzles::sokoban;
 
@@ -38,6 +38,8 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> 
 }
 
 pub const MAX_WAIT_SECONDS: u64 = 60;
+/// Waiters look at the stored job this often even without an event.
+const RECHECK: Duration = Duration::from_secs(1);
 
 /// `value`, or a 422 naming `field` when it is over `cap`.
 fn within(field: &'static str, name: &'static str, value: u64, cap: u64) -> Result<u64, Problem> {
@@ -178,12 +180,15 @@ async fn wait_for_end(state: &AppState, id: &str, wait: Duration) -> Result<JobR
             return Ok(job);
         }
         loop {
+            // Another process's change may come only by polling (a lost notice).
+            let recheck = deadline.min(tokio::time::Instant::now() + RECHECK);
             let event = tokio::select! {
-                event = tokio::time::timeout_at(deadline, events.recv()) => event,
+                event = tokio::time::timeout_at(recheck, events.recv()) => event,
                 // A shutting-down server answers with the job as it is.
                 _ = stopping.wait_for(|stop| *stop) => return Ok(job),
             };
             match event {
+                Err(_) if recheck < deadline => break,
                 Err(_) => return Ok(job),
                 Ok(Ok(JobEvent::Changed { id: changed })) if changed == id => break,
                 Ok(Ok(_)) => continue,
@@ -349,6 +354,8 @@ struct EventFeed {
     /// The job as it was when the stream opened: the first event.
     first: Option<JobRecord>,
     done: bool,
+    /// The stage last sent.
+    stage: Stage,
     last_progress: Option<tokio::time::Instant>,
 }
 
@@ -362,9 +369,18 @@ impl EventFeed {
         }
         loop {
             let received = tokio::select! {
-                received = self.receiver.recv() => received,
+                received = self.receiver.recv() => Some(received),
                 // The stream ends at shutdown; clients reconnect or poll.
                 _ = self.stopping.wait_for(|stop| *stop) => return None,
+                // A lost notice from another process only delays the stream.
+                _ = tokio::time::sleep(RECHECK) => None,
+            };
+            let Some(received) = received else {
+                let job = self.state.service.get(&self.id).await.ok().flatten()?;
+                if job.stage == self.stage {
+                    continue;
+                }
+                return Some(self.job_event(&job));
             };
             match received {
                 Ok(JobEvent::Progress { id, progress }) if id == self.id => {
@@ -395,6 +411,7 @@ impl EventFeed {
     /// `status` on a transition, `finished` (with the whole job) at the end.
     fn job_event(&mut self, job: &JobRecord) -> Event {
         self.done = job.stage.is_terminal();
+        self.stage = job.stage.clone();
         let data = serde_json::to_string(&JobView::from(job)).unwrap_or_default();
         Event::default()
             .event(if self.done { "finished" } else { "status" })
@@ -415,6 +432,7 @@ pub async fn events(
         id,
         first,
         done: false,
+        stage: Stage::Queued,
         last_progress: None,
     };
     let stream = futures_util::stream::unfold(feed, |mut feed| async move {
@@ -546,7 +564,7 @@ pub async fn readyz(
     if state.service.is_stopping() {
         return Err(unavailable("the service is shutting down"));
     }
-    if !state.service.workers_running() {
+    if state.service.config().runs_searches && !state.service.workers_running() {
         return Err(unavailable("the workers are not running yet"));
     }
     state

@@ -12,8 +12,8 @@ use tokio::sync::{Notify, Semaphore, broadcast, watch};
 use super::group_commit::GroupCommit;
 use super::run::{self, ExhaustedReason, JobReport, JobStatus};
 use super::store::{
-    CancelOutcome, JobRecord, NewJob, ProgressRecord, ResultRecord, Stage, Store, StoreError,
-    now_ms,
+    Backend, CHANNEL, CancelOutcome, JobRecord, LeaseState, NewJob, Notice, ProgressRecord,
+    ResultRecord, Stage, Store, StoreError, now_ms,
 };
 use super::tables::TableStore;
 use crate::search::{CancelFlag, Progress, ProgressSink};
@@ -52,6 +52,12 @@ pub struct ServiceConfig {
     pub max_attempts: i64,
     /// How long running jobs may finish after shutdown starts before they are requeued.
     pub shutdown_grace: Duration,
+    /// How long a claim holds without a heartbeat; a job whose worker stops renewing
+    /// it is requeued by the reaper this long after the last renewal.
+    pub lease: Duration,
+    /// Whether this process runs searches itself: workers and inline solves. API-only
+    /// processes of a scaled-out deployment leave them to the worker processes.
+    pub runs_searches: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +96,8 @@ pub struct JobService {
     stop_signal: watch::Sender<bool>,
     /// True while the claim loop runs (readiness).
     workers_running: AtomicBool,
+    /// Names this process in the leases it takes.
+    worker_id: String,
 }
 
 /// Sends progress to listeners and keeps the latest for the database writer.
@@ -140,6 +148,11 @@ impl JobService {
             stopping: AtomicBool::new(false),
             stop_signal: watch::Sender::new(false),
             workers_running: AtomicBool::new(false),
+            worker_id: format!(
+                "{}-{}",
+                std::process::id(),
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            ),
         })
     }
 
@@ -198,7 +211,7 @@ impl JobService {
         if self.is_stopping() {
             return Err(SubmitError::ShuttingDown);
         }
-        if job.idempotency_key.is_some() {
+        if job.idempotency_key.is_some() || !self.config.runs_searches {
             return Ok(None);
         }
         // Inline searches are milliseconds at most, so waiting for a slot beats queueing.
@@ -237,6 +250,7 @@ impl JobService {
             started_at: Some(created_at),
             finished_at: Some(now_ms()),
             attempts: 1,
+            lease_token: 0,
             progress: None,
             result: Some(ResultRecord::from_report(&report)),
             error: match &report.status {
@@ -282,21 +296,100 @@ impl JobService {
         Ok(outcome)
     }
 
-    /// Requeues jobs a crash left running, or fails those out of attempts. Runs before
-    /// [`JobService::start_workers`].
+    /// At start-up: with SQLite this is the only process, so every job left running was
+    /// interrupted by the last shutdown and goes back to the queue (or fails, out of
+    /// attempts) at once. With PostgreSQL other processes may be running jobs: only
+    /// expired leases are taken, by the reaper.
     pub async fn recover(&self) -> Result<(), StoreError> {
-        let (requeued, failed) = self.store.recover(self.config.max_attempts).await?;
+        if self.store.backend() == Backend::Sqlite {
+            self.reap(i64::MAX).await?;
+        }
+        Ok(())
+    }
+
+    async fn reap(&self, expired_before: i64) -> Result<(), StoreError> {
+        let (requeued, failed) = self
+            .store
+            .reap(expired_before, self.config.max_attempts)
+            .await?;
         metrics::counter!("puzzled_jobs_recovered_total", "outcome" => "requeued")
             .increment(requeued);
         metrics::counter!("puzzled_jobs_recovered_total", "outcome" => "failed").increment(failed);
         if requeued + failed > 0 {
-            tracing::info!(
-                requeued,
-                failed,
-                "recovered jobs interrupted by the last shutdown"
-            );
+            tracing::info!(requeued, failed, "recovered jobs whose worker stopped");
+            self.wake.notify_one();
         }
         Ok(())
+    }
+
+    /// Requeues jobs whose lease expired, every half lease, until shutdown.
+    pub fn start_reaper(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let service = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(service.config.lease / 2);
+            let mut stopping = service.stop_signal();
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = stopping.wait_for(|stop| *stop) => return,
+                }
+                if let Err(error) = service.reap(now_ms()).await {
+                    tracing::warn!(%error, "reaping expired leases failed; retrying");
+                }
+            }
+        })
+    }
+
+    /// PostgreSQL: turns other processes' notices into local wake-ups, events and
+    /// cancels. A lost notice only delays: workers also poll the queue, and heartbeats
+    /// carry cancel requests.
+    pub fn start_listener(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+        if self.store.backend() != Backend::Postgres {
+            return None;
+        }
+        let service = Arc::clone(self);
+        Some(tokio::spawn(async move {
+            loop {
+                if let Err(error) = service.listen().await {
+                    tracing::warn!(%error, "listening for job notices failed; reconnecting");
+                }
+                tokio::time::sleep(POLL_INTERVAL).await;
+            }
+        }))
+    }
+
+    async fn listen(&self) -> Result<(), sqlx::Error> {
+        let mut listener = sqlx::postgres::PgListener::connect(self.store.url()).await?;
+        listener.listen(CHANNEL).await?;
+        loop {
+            let notification = listener.recv().await?;
+            let Some((notice, id)) = Notice::parse(notification.payload()) else {
+                continue;
+            };
+            match notice {
+                Notice::Queued => self.wake.notify_one(),
+                Notice::Changed => {
+                    let _ = self.events.send(JobEvent::Changed { id: id.to_string() });
+                }
+                // Jobs running here report their progress themselves.
+                Notice::Progress if !self.live.contains_key(id) => {
+                    if let Ok(Some(job)) = self.store.get(id).await
+                        && let Some(progress) = job.progress
+                    {
+                        let _ = self.events.send(JobEvent::Progress {
+                            id: id.to_string(),
+                            progress,
+                        });
+                    }
+                }
+                Notice::Progress => {}
+                Notice::Cancel => {
+                    if let Some(job) = self.live.get(id) {
+                        job.cancel.cancel();
+                    }
+                }
+            }
+        }
     }
 
     /// Claims and runs jobs until shutdown, on the current runtime.
@@ -319,7 +412,7 @@ impl JobService {
             if self.is_stopping() {
                 return;
             }
-            let claimed = match self.store.claim().await {
+            let claimed = match self.store.claim(&self.worker_id, self.config.lease).await {
                 Ok(claimed) => claimed,
                 Err(error) => {
                     tracing::warn!(%error, "claiming a job failed; retrying");
@@ -346,6 +439,7 @@ impl JobService {
 
     async fn run_one(self: &Arc<Self>, job: JobRecord) {
         let id = job.id.clone();
+        let token = job.lease_token;
         let cancel = CancelFlag::new();
         let requeue = Arc::new(AtomicBool::new(false));
         let reporter = Arc::new(Reporter {
@@ -361,16 +455,13 @@ impl JobService {
                 requeue: Arc::clone(&requeue),
             },
         );
-        // A cancel that arrived between claim and registration must still count.
-        if self.store.cancel_requested(&id).await.unwrap_or(false) {
-            cancel.cancel();
-        }
         let _ = self.events.send(JobEvent::Changed { id: id.clone() });
 
         let search = {
             let reporter = Arc::clone(&reporter);
             let tables = Arc::clone(&self.tables);
             let spec = job.spec.clone();
+            let cancel = cancel.clone();
             tokio::task::spawn_blocking(move || {
                 let progress = run::Progress {
                     sink: &*reporter,
@@ -380,44 +471,89 @@ impl JobService {
             })
         };
         tokio::pin!(search);
-        let mut ticker = tokio::time::interval(PROGRESS_WRITE_INTERVAL);
+        // The first tick is at once: a cancel that came between claim and start counts.
+        let mut heartbeat = tokio::time::interval(PROGRESS_WRITE_INTERVAL);
+        let mut lease_lost = false;
         let joined = loop {
             tokio::select! {
                 joined = &mut search => break joined,
-                _ = ticker.tick() => {
-                    if let Some(progress) = reporter.latest() && let Err(error) = self.store.save_progress(&id, &progress).await {
-                        tracing::warn!(%error, job = %id, "saving progress failed");
+                _ = heartbeat.tick() => {
+                    match self.store.heartbeat(&id, token, self.config.lease, reporter.latest().as_ref()).await {
+                        Ok(LeaseState::Held { cancel_requested: true }) => cancel.cancel(),
+                        Ok(LeaseState::Held { .. }) => {}
+                        // Another worker has the job now: stop, and write nothing.
+                        Ok(LeaseState::Lost) => {
+                            lease_lost = true;
+                            cancel.cancel();
+                        }
+                        Err(error) => tracing::warn!(%error, job = %id, "renewing the lease failed"),
                     }
                 }
             }
         };
         self.live.remove(&id);
-        let written = match joined {
+        if lease_lost {
+            tracing::warn!(job = %id, "the job's lease was taken over; its result is dropped");
+            return;
+        }
+        let written = self.record_end(&job, token, joined, &requeue).await;
+        if let Err(error) = written {
+            tracing::error!(job = %id, %error, "recording the job's end failed; the reaper will run it again");
+        }
+        let _ = self.events.send(JobEvent::Changed { id });
+    }
+
+    /// Writes how a claimed job ended, retrying while the store is unreachable (a
+    /// database restart) for as long as the lease would last.
+    async fn record_end(
+        &self,
+        job: &JobRecord,
+        token: i64,
+        joined: Result<Result<JobReport, run::JobError>, tokio::task::JoinError>,
+        requeue: &AtomicBool,
+    ) -> Result<bool, StoreError> {
+        let id = job.id.as_str();
+        let end = match joined {
             Ok(Ok(report))
                 if report.status == JobStatus::Cancelled && requeue.load(Ordering::Relaxed) =>
             {
-                self.store.requeue(&id).await
+                End::Requeue
             }
             Ok(Ok(report)) => {
-                log_finish(&id, &report);
+                log_finish(id, &report);
                 let queue_wait = job.started_at.map_or(0, |s| s - job.created_at);
                 record_finish(&report, Duration::from_millis(queue_wait.max(0) as u64));
-                self.store.finish(&id, &report).await
+                End::Finish(Box::new(report))
             }
             Ok(Err(error)) => {
                 tracing::error!(job = %id, %error, "job could not start");
-                self.store.fail(&id, &error.to_string()).await
+                End::Fail(error.to_string())
             }
             // A panic in a search ends that job, never the worker.
             Err(join_error) => {
                 tracing::error!(job = %id, error = %join_error, "search panicked");
-                self.store.fail(&id, "the search panicked").await
+                End::Fail("the search panicked".to_string())
             }
         };
-        if let Err(error) = written {
-            tracing::error!(job = %id, %error, "recording the job's end failed; it will be retried after restart");
+        let deadline = tokio::time::Instant::now() + self.config.lease;
+        loop {
+            let written = match &end {
+                End::Requeue => self.store.requeue(id, token).await,
+                End::Finish(report) => self.store.finish(id, token, report).await,
+                End::Fail(why) => self.store.fail(id, token, why).await,
+            };
+            match written {
+                Err(error) if tokio::time::Instant::now() < deadline => {
+                    tracing::warn!(job = %id, %error, "recording the job's end failed; retrying");
+                    tokio::time::sleep(POLL_INTERVAL).await;
+                }
+                Ok(false) => {
+                    tracing::warn!(job = %id, "the job's lease was taken over; its result is dropped");
+                    return Ok(false);
+                }
+                other => return other,
+            }
         }
-        let _ = self.events.send(JobEvent::Changed { id });
     }
 
     /// Stops claiming, lets running jobs finish within the grace period, then stops
@@ -451,6 +587,13 @@ fn record_finish(report: &JobReport, queue_wait: Duration) {
         metrics::histogram!("puzzled_job_nodes_per_second")
             .record(report.stats.nodes_expanded as f64 / seconds);
     }
+}
+
+/// What a worker writes when its search ends.
+enum End {
+    Finish(Box<JobReport>),
+    Requeue,
+    Fail(String),
 }
 
 fn log_finish(id: &str, report: &JobReport) {

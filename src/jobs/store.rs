@@ -1,15 +1,17 @@
 //! The job store: one `jobs` table is both the queue and the resource clients read.
-//! Embedded SQLite (WAL, busy timeout); specs and results live in explicit columns.
+//! Embedded SQLite (WAL, busy timeout) by default, PostgreSQL when several processes
+//! share the jobs; one implementation over sqlx's `Any` driver, with the few statements
+//! that differ chosen by [`Backend`]. Specs and results live in explicit columns.
+//!
+//! Workers hold a lease on each job they run, with a fencing token that every write of
+//! theirs must name: a worker that lost its lease (stalled, or presumed dead and reaped)
+//! cannot overwrite the job.
 
-use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::query::Query;
-use sqlx::sqlite::SqliteArguments;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
-};
-use sqlx::{Row, Sqlite, SqlitePool};
+use sqlx::{Any, AnyPool, Executor, Row};
 
 use super::run::{JobReport, JobStatus};
 use super::spec::{AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec};
@@ -18,7 +20,8 @@ use crate::puzzles::sliding::{GoalSpec, SlidingPuzzle};
 use crate::puzzles::sokoban::Level;
 use crate::search::Weight;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -32,6 +35,8 @@ pub enum StoreError {
     IdempotencyConflict,
     #[error("stored job {id} is unreadable: {why}")]
     Corrupt { id: String, why: String },
+    #[error("unsupported database URL '{0}': use sqlite://FILE or postgres://…")]
+    UnsupportedUrl(String),
 }
 
 /// Where a job is in its life.
@@ -104,6 +109,8 @@ pub struct JobRecord {
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
     pub attempts: i64,
+    /// The fencing token of the latest claim; a worker's writes must name it.
+    pub lease_token: i64,
     pub progress: Option<ProgressRecord>,
     pub result: Option<ResultRecord>,
     pub error: Option<String>,
@@ -140,46 +147,177 @@ pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
+/// Which database engine holds the jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// One process, one file.
+    Sqlite,
+    /// Several processes share the jobs; notifications wake them across processes.
+    Postgres,
+}
+
+/// What other processes are told through PostgreSQL's `NOTIFY` (channel [`CHANNEL`]),
+/// as `"<kind> <job id>"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// A job was queued: a worker may claim it.
+    Queued,
+    /// A job changed stage.
+    Changed,
+    /// A running job wrote progress.
+    Progress,
+    /// A running job was asked to stop.
+    Cancel,
+}
+
+impl Notice {
+    pub const ALL: [Notice; 4] = [
+        Notice::Queued,
+        Notice::Changed,
+        Notice::Progress,
+        Notice::Cancel,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Notice::Queued => "queued",
+            Notice::Changed => "changed",
+            Notice::Progress => "progress",
+            Notice::Cancel => "cancel",
+        }
+    }
+    /// Parses a payload back into the notice and the job id.
+    pub fn parse(payload: &str) -> Option<(Notice, &str)> {
+        let (kind, id) = payload.split_once(' ')?;
+        Notice::ALL
+            .into_iter()
+            .find(|n| n.name() == kind)
+            .map(|n| (n, id))
+    }
+}
+
+/// The `NOTIFY` channel every puzzled process listens on.
+pub const CHANNEL: &str = "puzzled_jobs";
+
+/// Held: the lease was renewed, and whether a cancel was asked for. Lost: another
+/// claim has the job now, and this worker must stop writing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaseState {
+    Held { cancel_requested: bool },
+    Lost,
+}
+
 #[derive(Clone)]
 pub struct Store {
-    /// Every write goes through this one connection. SQLite allows one writer at a time
-    /// anyway, and writers on several connections wait in the busy handler's sleeps
-    /// (milliseconds each) instead of in a queue.
-    writer: SqlitePool,
-    /// Reads run beside the writer (WAL) on their own connections.
-    reader: SqlitePool,
+    backend: Backend,
+    url: String,
+    /// Every write goes through this pool. On SQLite it is one connection: SQLite allows
+    /// one writer at a time anyway, and writers on several connections wait in the busy
+    /// handler's sleeps (milliseconds each) instead of in a queue.
+    writer: AnyPool,
+    /// Reads; on SQLite they run beside the writer (WAL) on their own connections.
+    reader: AnyPool,
 }
 
 /// The columns [`record`] reads, as a literal so queries stay static strings.
 macro_rules! columns {
     () => {
         "id, status, reason, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, \
-    weight_percent, max_nodes, timeout_ms, include_boards, created_at, started_at, finished_at, attempts, progress_nodes, \
+    weight_percent, max_nodes, timeout_ms, include_boards, created_at, started_at, finished_at, attempts, lease_token, progress_nodes, \
     progress_threshold, progress_elapsed_ms, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, nodes_expanded, \
     nodes_generated, unique_states, threshold, elapsed_us, error"
     };
 }
 
+/// Binds a flag the way both schemas store it (0 or 1).
+fn flag(value: bool) -> i64 {
+    i64::from(value)
+}
+
 impl Store {
-    /// Opens (creating if needed) the database at `url` and applies migrations.
+    /// Opens (creating if needed) the database at `url` and applies migrations. Several
+    /// processes may start at once: sqlx's migrator takes a lock on PostgreSQL.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
-        let options = SqliteConnectOptions::from_str(url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            // In WAL mode NORMAL survives a crash of the process (what recovery relies on);
-            // only a power loss can drop the last commits. FULL costs an fsync per write.
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(5));
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options.clone())
-            .await?;
-        MIGRATOR.run(&writer).await?;
-        let reader = SqlitePoolOptions::new()
-            .max_connections(8)
-            .connect_with(options.read_only(true))
-            .await?;
-        Ok(Store { writer, reader })
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            return Err(StoreError::UnsupportedUrl(url.to_string()));
+        };
+        let (writer, reader) = match backend {
+            Backend::Sqlite => {
+                let url = sqlite_url_creating(url);
+                let pragmas = |pool: AnyPoolOptions| {
+                    pool.after_connect(|connection, _| {
+                        Box::pin(async move {
+                            // In WAL mode NORMAL survives a crash of the process (what recovery
+                            // relies on); only a power loss can drop the last commits. FULL costs
+                            // an fsync per write.
+                            connection
+                                .execute(
+                                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                                     PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;",
+                                )
+                                .await?;
+                            Ok(())
+                        })
+                    })
+                };
+                let writer = pragmas(AnyPoolOptions::new().max_connections(1))
+                    .connect(&url)
+                    .await?;
+                SQLITE_MIGRATOR.run(&writer).await?;
+                let reader = pragmas(AnyPoolOptions::new().max_connections(8))
+                    .connect(&url)
+                    .await?;
+                (writer, reader)
+            }
+            Backend::Postgres => {
+                let pool = AnyPoolOptions::new()
+                    .max_connections(16)
+                    .acquire_timeout(Duration::from_secs(5))
+                    .connect(url)
+                    .await?;
+                POSTGRES_MIGRATOR.run(&pool).await?;
+                (pool.clone(), pool)
+            }
+        };
+        Ok(Store {
+            backend,
+            url: url.to_string(),
+            writer,
+            reader,
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The database URL, for a PostgreSQL listener.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `sqlite` when the backends differ, else the shared statement.
+    fn dialect(&self, sqlite: &'static str, postgres: &'static str) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => sqlite,
+            Backend::Postgres => postgres,
+        }
+    }
+
+    /// Tells other processes (PostgreSQL only; one SQLite process tells itself).
+    async fn notify(&self, notice: Notice, id: &str) -> Result<(), StoreError> {
+        if self.backend == Backend::Postgres {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(CHANNEL)
+                .bind(format!("{} {id}", notice.name()))
+                .execute(&self.writer)
+                .await?;
+        }
+        Ok(())
     }
 
     pub async fn ping(&self) -> Result<(), StoreError> {
@@ -202,7 +340,7 @@ impl Store {
         let inserted = sqlx::query(concat!(
             "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, \
              objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
-             VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ",
+             VALUES ($1, 'queued', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING ",
             columns!()
         ))
         .bind(&id)
@@ -219,14 +357,17 @@ impl Store {
         .bind(columns.weight_percent)
         .bind(columns.max_nodes)
         .bind(columns.timeout_ms)
-        .bind(job.spec.include_boards)
+        .bind(flag(job.spec.include_boards))
         .bind(&job.idempotency_key)
         .bind(&job.request_hash)
         .bind(now_ms())
         .fetch_one(&self.writer)
         .await;
         match inserted {
-            Ok(row) => Ok((record(&row)?, true)),
+            Ok(row) => {
+                self.notify(Notice::Queued, &id).await?;
+                Ok((record(&row)?, true))
+            }
             // Two retries raced: the other one's insert won; answer with it.
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                 if let Some(key) = &job.idempotency_key
@@ -247,7 +388,7 @@ impl Store {
         key: &str,
         hash: Option<&str>,
     ) -> Result<Option<JobRecord>, StoreError> {
-        let row = sqlx::query("SELECT id, request_hash FROM jobs WHERE idempotency_key = ?")
+        let row = sqlx::query("SELECT id, request_hash FROM jobs WHERE idempotency_key = $1")
             .bind(key)
             .fetch_optional(&self.reader)
             .await?;
@@ -261,7 +402,7 @@ impl Store {
     }
 
     pub async fn get(&self, id: &str) -> Result<Option<JobRecord>, StoreError> {
-        let row = sqlx::query(concat!("SELECT ", columns!(), " FROM jobs WHERE id = ?"))
+        let row = sqlx::query(concat!("SELECT ", columns!(), " FROM jobs WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.reader)
             .await?;
@@ -298,15 +439,12 @@ impl Store {
         let rows = sqlx::query(concat!(
             "SELECT ",
             columns!(),
-            " FROM jobs WHERE (? IS NULL OR status = ?) \
-             AND (created_at < ? OR (created_at = ? AND (? = '' OR id < ?))) \
-             ORDER BY created_at DESC, id DESC LIMIT ?"
+            " FROM jobs WHERE ($1 IS NULL OR status = $1) \
+             AND (created_at < $2 OR (created_at = $2 AND ($3 = '' OR id < $3))) \
+             ORDER BY created_at DESC, id DESC LIMIT $4"
         ))
         .bind(status)
-        .bind(status)
         .bind(after_time)
-        .bind(after_time)
-        .bind(&after_id)
         .bind(&after_id)
         .bind(limit)
         .fetch_all(&self.reader)
@@ -314,71 +452,136 @@ impl Store {
         rows.iter().map(record).collect()
     }
 
-    /// Claims the most urgent queued job: highest priority, then oldest.
-    pub async fn claim(&self) -> Result<Option<JobRecord>, StoreError> {
-        let row = sqlx::query(concat!(
-            "UPDATE jobs SET status = 'running', started_at = ?, attempts = attempts + 1 \
-             WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY priority DESC, created_at, id LIMIT 1) \
-             AND status = 'queued' RETURNING ",
-            columns!()
+    /// Claims the most urgent queued job (highest priority, then oldest) for `worker`,
+    /// with a lease of `lease` and a new fencing token.
+    pub async fn claim(
+        &self,
+        worker: &str,
+        lease: Duration,
+    ) -> Result<Option<JobRecord>, StoreError> {
+        let now = now_ms();
+        let row = sqlx::query(self.dialect(
+            concat!(
+                "UPDATE jobs SET status = 'running', started_at = $1, attempts = attempts + 1, lease_token = lease_token + 1, \
+                 lease_expires_at = $2, worker = $3 \
+                 WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY priority DESC, created_at, id LIMIT 1) \
+                 AND status = 'queued' RETURNING ",
+                columns!()
+            ),
+            // Claimers skip rows another claim has locked instead of queueing behind it.
+            concat!(
+                "UPDATE jobs SET status = 'running', started_at = $1, attempts = attempts + 1, lease_token = lease_token + 1, \
+                 lease_expires_at = $2, worker = $3 \
+                 WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY priority DESC, created_at, id LIMIT 1 \
+                 FOR UPDATE SKIP LOCKED) RETURNING ",
+                columns!()
+            ),
         ))
-        .bind(now_ms())
+        .bind(now)
+        .bind(now + lease.as_millis() as i64)
+        .bind(worker)
         .fetch_optional(&self.writer)
         .await?;
-        row.map(|r| record(&r)).transpose()
+        let Some(row) = row else { return Ok(None) };
+        let job = record(&row)?;
+        self.notify(Notice::Changed, &job.id).await?;
+        Ok(Some(job))
     }
 
-    pub async fn save_progress(
+    /// Renews the lease `token` holds on a running job and saves its progress.
+    pub async fn heartbeat(
         &self,
         id: &str,
-        progress: &ProgressRecord,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE jobs SET progress_nodes = ?, progress_threshold = ?, progress_elapsed_ms = ? WHERE id = ? AND status = 'running'",
+        token: i64,
+        lease: Duration,
+        progress: Option<&ProgressRecord>,
+    ) -> Result<LeaseState, StoreError> {
+        let row = sqlx::query(
+            "UPDATE jobs SET lease_expires_at = $1, progress_nodes = COALESCE($2, progress_nodes), \
+             progress_threshold = COALESCE($3, progress_threshold), progress_elapsed_ms = COALESCE($4, progress_elapsed_ms) \
+             WHERE id = $5 AND lease_token = $6 AND status = 'running' RETURNING cancel_requested",
         )
-        .bind(progress.nodes_expanded as i64)
-        .bind(progress.threshold.map(i64::from))
-        .bind(progress.elapsed_ms as i64)
+        .bind(now_ms() + lease.as_millis() as i64)
+        .bind(progress.map(|p| p.nodes_expanded as i64))
+        .bind(progress.and_then(|p| p.threshold).map(i64::from))
+        .bind(progress.map(|p| p.elapsed_ms as i64))
         .bind(id)
-        .execute(&self.writer)
+        .bind(token)
+        .fetch_optional(&self.writer)
         .await?;
-        Ok(())
+        let Some(row) = row else {
+            return Ok(LeaseState::Lost);
+        };
+        if progress.is_some() {
+            self.notify(Notice::Progress, id).await?;
+        }
+        Ok(LeaseState::Held {
+            cancel_requested: row.try_get::<i64, _>("cancel_requested")? != 0,
+        })
     }
 
-    /// Records a running job's end. Only a running job can finish.
-    pub async fn finish(&self, id: &str, report: &JobReport) -> Result<(), StoreError> {
+    /// Records a running job's end, if `token` still holds its lease. `Ok(false)`: the
+    /// write was refused (the lease was lost), and the job is left to its new holder.
+    pub async fn finish(
+        &self,
+        id: &str,
+        token: i64,
+        report: &JobReport,
+    ) -> Result<bool, StoreError> {
         let query = sqlx::query(
-            "UPDATE jobs SET status = ?, reason = ?, finished_at = ?, resolved_algorithm = ?, resolved_heuristic = ?, plan = ?, \
-             plan_length = ?, optimal = ?, nodes_expanded = ?, nodes_generated = ?, unique_states = ?, threshold = ?, elapsed_us = ?, \
-             error = ? WHERE id = ? AND status = 'running'",
+            "UPDATE jobs SET status = $1, reason = $2, finished_at = $3, resolved_algorithm = $4, resolved_heuristic = $5, \
+             plan = $6, plan_length = $7, optimal = $8, nodes_expanded = $9, nodes_generated = $10, unique_states = $11, \
+             threshold = $12, elapsed_us = $13, error = $14, lease_expires_at = NULL \
+             WHERE id = $15 AND lease_token = $16 AND status = 'running'",
         );
-        bind_result(
+        let written = bind_result(
             query,
             &report.status,
             &ResultRecord::from_report(report),
             now_ms(),
         )
         .bind(id)
+        .bind(token)
         .execute(&self.writer)
         .await?;
-        Ok(())
+        self.fenced(id, written.rows_affected()).await
+    }
+
+    /// Notifies a change when `rows` says the fenced write went in.
+    async fn fenced(&self, id: &str, rows: u64) -> Result<bool, StoreError> {
+        if rows == 0 {
+            metrics::counter!("puzzled_fencing_rejections_total").increment(1);
+            return Ok(false);
+        }
+        self.notify(Notice::Changed, id).await?;
+        Ok(true)
     }
 
     /// Inserts jobs that ran to their end before they were ever queued (small synchronous
     /// solves), all in one statement: one commit for the whole batch.
     pub async fn insert_finished(&self, jobs: &[JobRecord]) -> Result<(), StoreError> {
-        const ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        /// Parameters per row: the result's 14, then the job's 18.
+        const PARAMETERS: usize = 32;
         if jobs.is_empty() {
             return Ok(());
         }
+        let rows: Vec<String> = (0..jobs.len())
+            .map(|row| {
+                let first = row * PARAMETERS + 1;
+                let list: Vec<String> = (first..first + PARAMETERS)
+                    .map(|n| format!("${n}"))
+                    .collect();
+                format!("({})", list.join(", "))
+            })
+            .collect();
         let sql = format!(
             "INSERT INTO jobs (status, reason, finished_at, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, \
              nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, \
              id, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, weight_percent, \
              max_nodes, timeout_ms, include_boards, created_at, started_at, attempts) VALUES {}",
-            vec![ROW; jobs.len()].join(", ")
+            rows.join(", ")
         );
-        // Built only from the constant row above, so it is as safe as a literal. Batch sizes
+        // Built only from numbered placeholders, so it is as safe as a literal. Batch sizes
         // vary: caching a prepared statement per size would only churn the cache.
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
         for job in jobs {
@@ -406,7 +609,7 @@ impl Store {
                 .bind(columns.weight_percent)
                 .bind(columns.max_nodes)
                 .bind(columns.timeout_ms)
-                .bind(job.spec.include_boards)
+                .bind(flag(job.spec.include_boards))
                 .bind(job.created_at)
                 .bind(job.started_at)
                 .bind(job.attempts);
@@ -415,44 +618,61 @@ impl Store {
         Ok(())
     }
 
-    /// Ends a running job as failed with a message for the logs.
-    pub async fn fail(&self, id: &str, why: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE jobs SET status = 'failed', finished_at = ?, error = ? WHERE id = ? AND status IN ('queued', 'running')")
-            .bind(now_ms())
-            .bind(why)
-            .bind(id)
-            .execute(&self.writer)
-            .await?;
-        Ok(())
+    /// Ends a running job as failed, with a message for the logs, if `token` holds it.
+    pub async fn fail(&self, id: &str, token: i64, why: &str) -> Result<bool, StoreError> {
+        let written = sqlx::query(
+            "UPDATE jobs SET status = 'failed', finished_at = $1, error = $2, lease_expires_at = NULL \
+             WHERE id = $3 AND lease_token = $4 AND status = 'running'",
+        )
+        .bind(now_ms())
+        .bind(why)
+        .bind(id)
+        .bind(token)
+        .execute(&self.writer)
+        .await?;
+        self.fenced(id, written.rows_affected()).await
     }
 
     /// Puts a running job back in the queue without using up an attempt (shutdown).
-    pub async fn requeue(&self, id: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE jobs SET status = 'queued', started_at = NULL, attempts = MAX(attempts - 1, 0), progress_nodes = NULL, \
-             progress_threshold = NULL, progress_elapsed_ms = NULL WHERE id = ? AND status = 'running'",
+    pub async fn requeue(&self, id: &str, token: i64) -> Result<bool, StoreError> {
+        let written = sqlx::query(self.dialect(
+            "UPDATE jobs SET status = 'queued', started_at = NULL, attempts = MAX(attempts - 1, 0), lease_expires_at = NULL, \
+             progress_nodes = NULL, progress_threshold = NULL, progress_elapsed_ms = NULL \
+             WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+            "UPDATE jobs SET status = 'queued', started_at = NULL, attempts = GREATEST(attempts - 1, 0), lease_expires_at = NULL, \
+             progress_nodes = NULL, progress_threshold = NULL, progress_elapsed_ms = NULL \
+             WHERE id = $1 AND lease_token = $2 AND status = 'running'",
+        ))
+        .bind(id)
+        .bind(token)
+        .execute(&self.writer)
+        .await?;
+        if written.rows_affected() == 1 {
+            self.notify(Notice::Queued, id).await?;
+        }
+        self.fenced(id, written.rows_affected()).await
+    }
+
+    pub async fn cancel(&self, id: &str) -> Result<CancelOutcome, StoreError> {
+        let queued = sqlx::query(
+            "UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2 AND status = 'queued'",
+        )
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.writer)
+        .await?;
+        if queued.rows_affected() == 1 {
+            self.notify(Notice::Changed, id).await?;
+            return Ok(CancelOutcome::CancelledQueued);
+        }
+        let running = sqlx::query(
+            "UPDATE jobs SET cancel_requested = 1 WHERE id = $1 AND status = 'running'",
         )
         .bind(id)
         .execute(&self.writer)
         .await?;
-        Ok(())
-    }
-
-    pub async fn cancel(&self, id: &str) -> Result<CancelOutcome, StoreError> {
-        let queued = sqlx::query("UPDATE jobs SET status = 'cancelled', finished_at = ? WHERE id = ? AND status = 'queued'")
-            .bind(now_ms())
-            .bind(id)
-            .execute(&self.writer)
-            .await?;
-        if queued.rows_affected() == 1 {
-            return Ok(CancelOutcome::CancelledQueued);
-        }
-        let running =
-            sqlx::query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running'")
-                .bind(id)
-                .execute(&self.writer)
-                .await?;
         if running.rows_affected() == 1 {
+            self.notify(Notice::Cancel, id).await?;
             return Ok(CancelOutcome::StopRequested);
         }
         Ok(match self.get(id).await? {
@@ -461,20 +681,9 @@ impl Store {
         })
     }
 
-    pub async fn cancel_requested(&self, id: &str) -> Result<bool, StoreError> {
-        let row = sqlx::query("SELECT cancel_requested FROM jobs WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.reader)
-            .await?;
-        Ok(match row {
-            Some(row) => row.try_get::<bool, _>("cancel_requested")?,
-            None => false,
-        })
-    }
-
     pub async fn delete(&self, id: &str) -> Result<DeleteOutcome, StoreError> {
         let deleted =
-            sqlx::query("DELETE FROM jobs WHERE id = ? AND status NOT IN ('queued', 'running')")
+            sqlx::query("DELETE FROM jobs WHERE id = $1 AND status NOT IN ('queued', 'running')")
                 .bind(id)
                 .execute(&self.writer)
                 .await?;
@@ -487,24 +696,56 @@ impl Store {
         })
     }
 
-    /// After a crash: jobs left running go back to the queue, or fail once they have
-    /// used `max_attempts`. Returns (requeued, failed).
-    pub async fn recover(&self, max_attempts: i64) -> Result<(u64, u64), StoreError> {
+    /// Requeues running jobs whose lease expired before `expired_before` (their worker
+    /// died or stalled), or fails those that used `max_attempts`. On PostgreSQL one reaper
+    /// at a time does it, under an advisory lock; others return at once. Returns
+    /// (requeued, failed).
+    pub async fn reap(
+        &self,
+        expired_before: i64,
+        max_attempts: i64,
+    ) -> Result<(u64, u64), StoreError> {
+        /// The advisory lock's key: "puzzled" in ASCII.
+        const REAPER_LOCK: i64 = 0x70_757a_7a6c_6564;
+        let mut tx = self.writer.begin().await?;
+        if self.backend == Backend::Postgres {
+            let locked: bool = sqlx::query("SELECT pg_try_advisory_xact_lock($1) AS locked")
+                .bind(REAPER_LOCK)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get("locked")?;
+            if !locked {
+                return Ok((0, 0));
+            }
+        }
         let failed = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = ?, error = 'the job was interrupted too many times' \
-             WHERE status = 'running' AND attempts >= ?",
+            "UPDATE jobs SET status = 'failed', finished_at = $1, lease_expires_at = NULL, \
+             error = 'the job was interrupted too many times' \
+             WHERE status = 'running' AND lease_expires_at < $2 AND attempts >= $3 RETURNING id",
         )
         .bind(now_ms())
+        .bind(expired_before)
         .bind(max_attempts)
-        .execute(&self.writer)
+        .fetch_all(&mut *tx)
         .await?;
         let requeued = sqlx::query(
-            "UPDATE jobs SET status = 'queued', started_at = NULL, progress_nodes = NULL, progress_threshold = NULL, \
-             progress_elapsed_ms = NULL WHERE status = 'running'",
+            "UPDATE jobs SET status = 'queued', started_at = NULL, lease_expires_at = NULL, progress_nodes = NULL, \
+             progress_threshold = NULL, progress_elapsed_ms = NULL \
+             WHERE status = 'running' AND lease_expires_at < $1 RETURNING id",
         )
-        .execute(&self.writer)
+        .bind(expired_before)
+        .fetch_all(&mut *tx)
         .await?;
-        Ok((requeued.rows_affected(), failed.rows_affected()))
+        tx.commit().await?;
+        for row in &failed {
+            self.notify(Notice::Changed, &row.try_get::<String, _>("id")?)
+                .await?;
+        }
+        for row in &requeued {
+            self.notify(Notice::Queued, &row.try_get::<String, _>("id")?)
+                .await?;
+        }
+        Ok((requeued.len() as u64, failed.len() as u64))
     }
 
     /// Deletes finished jobs older than `cutoff_ms`, a batch at a time.
@@ -512,7 +753,8 @@ impl Store {
         let mut total = 0;
         loop {
             let deleted = sqlx::query(
-                "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status NOT IN ('queued', 'running') AND finished_at < ? LIMIT ?)",
+                "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status NOT IN ('queued', 'running') \
+                 AND finished_at < $1 LIMIT $2)",
             )
             .bind(cutoff_ms)
             .bind(batch)
@@ -526,14 +768,25 @@ impl Store {
     }
 }
 
+/// `sqlite://FILE` with `mode=rwc`, so a missing file is created.
+fn sqlite_url_creating(url: &str) -> String {
+    if url.contains("mode=") || url.contains(":memory:") {
+        url.to_string()
+    } else if url.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    }
+}
+
 /// Binds a finished job's columns, in the order `finish` and `insert_finished` name
 /// them: status, reason, finished_at, the result, then the error.
 fn bind_result<'q>(
-    query: Query<'q, Sqlite, SqliteArguments>,
+    query: Query<'q, Any, AnyArguments>,
     status: &JobStatus,
     result: &ResultRecord,
     finished_at: i64,
-) -> Query<'q, Sqlite, SqliteArguments> {
+) -> Query<'q, Any, AnyArguments> {
     let reason = match status {
         JobStatus::Exhausted(reason) => Some(reason.name()),
         _ => None,
@@ -550,7 +803,7 @@ fn bind_result<'q>(
         .bind(result.heuristic.clone())
         .bind(result.plan.clone())
         .bind(result.length.map(|l| l as i64))
-        .bind(result.optimal)
+        .bind(flag(result.optimal))
         .bind(result.nodes_expanded as i64)
         .bind(result.nodes_generated as i64)
         .bind(result.unique_states.map(|n| n as i64))
@@ -621,7 +874,7 @@ fn numbers(text: &str) -> Option<Vec<u64>> {
     text.split_whitespace().map(|t| t.parse().ok()).collect()
 }
 
-fn record(row: &SqliteRow) -> Result<JobRecord, StoreError> {
+fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
     let id: String = row.try_get("id")?;
     let corrupt = |why: &str| StoreError::Corrupt {
         id: id.clone(),
@@ -663,7 +916,7 @@ fn record(row: &SqliteRow) -> Result<JobRecord, StoreError> {
                 .map(|t| Duration::from_millis(t as u64)),
             max_memory_bytes: None,
         },
-        include_boards: row.try_get("include_boards")?,
+        include_boards: row.try_get::<i64, _>("include_boards")? != 0,
     };
     let status: String = row.try_get("status")?;
     let reason: Option<String> = row.try_get("reason")?;
@@ -709,7 +962,7 @@ fn record(row: &SqliteRow) -> Result<JobRecord, StoreError> {
             length: row
                 .try_get::<Option<i64>, _>("plan_length")?
                 .map(|l| l as usize),
-            optimal: row.try_get::<Option<bool>, _>("optimal")?.unwrap_or(false),
+            optimal: row.try_get::<Option<i64>, _>("optimal")?.unwrap_or(0) != 0,
             nodes_expanded: row
                 .try_get::<Option<i64>, _>("nodes_expanded")?
                 .unwrap_or(0) as u64,
@@ -734,6 +987,7 @@ fn record(row: &SqliteRow) -> Result<JobRecord, StoreError> {
         started_at: row.try_get("started_at")?,
         finished_at: row.try_get("finished_at")?,
         attempts: row.try_get("attempts")?,
+        lease_token: row.try_get("lease_token")?,
         progress,
         result,
         error,

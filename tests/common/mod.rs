@@ -1,0 +1,269 @@
+//! Helpers shared by the integration tests that drive the real server: a fresh job
+//! store per test (a SQLite file, or a PostgreSQL database of its own), the server
+//! process on a random port, and HTTP calls whose answers are held to `openapi.yaml`.
+// Each test binary uses its own part of these helpers.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use sqlx::{Connection, Executor};
+
+/// The job store a test runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Db {
+    Sqlite,
+    Postgres,
+}
+
+/// PostgreSQL for tests: `PUZZLED_TEST_POSTGRES`, else the machine's server (trust auth).
+pub fn postgres_admin_url() -> String {
+    std::env::var("PUZZLED_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+}
+
+/// An empty job store and a scratch folder, both named after one test.
+#[derive(Clone, Debug)]
+pub struct TestStore {
+    pub url: String,
+    pub dir: PathBuf,
+}
+
+impl Db {
+    pub async fn fresh(self, name: &str) -> TestStore {
+        let label = match self {
+            Db::Sqlite => "sqlite",
+            Db::Postgres => "postgres",
+        };
+        let dir =
+            std::env::temp_dir().join(format!("puzzled-{name}-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let url = match self {
+            Db::Sqlite => format!("sqlite://{}", dir.join("jobs.db").display()),
+            Db::Postgres => {
+                let admin = postgres_admin_url();
+                let database = format!("puzzled_{name}");
+                let mut connection = sqlx::PgConnection::connect(&admin)
+                    .await
+                    .expect("PostgreSQL is up (.ci/run starts it)");
+                connection
+                    .execute(sqlx::AssertSqlSafe(format!(
+                        "DROP DATABASE IF EXISTS {database} WITH (FORCE)"
+                    )))
+                    .await
+                    .expect("drop the test database");
+                connection
+                    .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {database}")))
+                    .await
+                    .expect("create the test database");
+                let (server, _) = admin.rsplit_once('/').expect("a database in the URL");
+                format!("{server}/{database}")
+            }
+        };
+        TestStore { url, dir }
+    }
+}
+
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    pub store: TestStore,
+}
+
+impl Server {
+    /// Starts `puzzled serve` on `store` with two workers, plus `extra` flags.
+    pub fn launch(store: &TestStore, extra: &[&str]) -> Server {
+        let dir = &store.dir;
+        let database = &store.url;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_puzzled"))
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--database-url",
+                database,
+                "--workers",
+                "2",
+            ])
+            .args(extra)
+            .env("PUZZLED_DATA_DIR", dir.join("tables"))
+            .env("PUZZLED_LOG", "info")
+            // Building tables in the background would only slow the tests down.
+            .env("PUZZLED_WARM_TABLES", "false")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("server starts");
+        // The server logs its address once it listens.
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let address = loop {
+            let line = lines
+                .next()
+                .expect("server exited before listening")
+                .expect("log line");
+            if let Some(rest) = line.split("address=").nth(1) {
+                break rest.split_whitespace().next().expect("address").to_string();
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server {
+            child,
+            base: format!("http://{address}"),
+            store: store.clone(),
+        }
+    }
+
+    /// A server on a fresh store named `name`.
+    pub async fn start(db: Db, name: &str) -> Server {
+        Server::launch(&db.fresh(name).await, &[])
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `openapi.yaml`, read once: every JSON response the tests see is held to it.
+pub struct Contract {
+    pub spec: Value,
+}
+
+impl Contract {
+    pub fn get() -> &'static Contract {
+        static CONTRACT: std::sync::OnceLock<Contract> = std::sync::OnceLock::new();
+        CONTRACT.get_or_init(|| {
+            let text =
+                std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
+                    .expect("openapi.yaml");
+            Contract {
+                spec: serde_norway::from_str(&text).expect("openapi.yaml parses"),
+            }
+        })
+    }
+
+    /// The spec's path template matching `path` (its query string ignored).
+    fn template(&self, path: &str) -> Option<&str> {
+        let path = path.split('?').next().unwrap_or(path);
+        let segments: Vec<&str> = path.split('/').collect();
+        self.spec["paths"]
+            .as_object()?
+            .keys()
+            .map(String::as_str)
+            .find(|template| {
+                let parts: Vec<&str> = template.split('/').collect();
+                parts.len() == segments.len()
+                    && parts
+                        .iter()
+                        .zip(&segments)
+                        .all(|(p, s)| p == s || (p.starts_with('{') && p.ends_with('}')))
+            })
+    }
+
+    /// Follows a local `$ref` (`#/components/...`).
+    fn resolve<'a>(&'a self, value: &'a Value) -> &'a Value {
+        match value["$ref"].as_str() {
+            Some(reference) => self
+                .spec
+                .pointer(reference.trim_start_matches('#'))
+                .unwrap_or(&Value::Null),
+            None => value,
+        }
+    }
+
+    /// Panics unless the spec lists this status for this route and, for JSON, the body
+    /// validates against the schema given for its media type.
+    pub fn check(&self, method: &str, path: &str, status: u16, media_type: &str, body: &Value) {
+        let template = self
+            .template(path)
+            .unwrap_or_else(|| panic!("openapi.yaml has no path for {path}"));
+        let operation = &self.spec["paths"][template][method];
+        assert!(
+            operation.is_object(),
+            "openapi.yaml lacks {method} {template}"
+        );
+        let response = self.resolve(&operation["responses"][status.to_string()]);
+        assert!(
+            response.is_object(),
+            "openapi.yaml lists no {status} for {method} {template} (body {body})"
+        );
+        if !media_type.contains("json") {
+            return;
+        }
+        let schema = &response["content"][media_type]["schema"];
+        assert!(
+            schema.is_object(),
+            "openapi.yaml gives no {media_type} schema for {status} of {method} {template}"
+        );
+        // Local references resolve against the whole document.
+        let mut rooted = schema.clone();
+        rooted["components"] = self.spec["components"].clone();
+        let validator = jsonschema::validator_for(&rooted).expect("schema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(body)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{status} of {method} {path} breaks the contract: {errors:?}\nbody: {body}"
+        );
+    }
+}
+
+/// Reads a response's JSON body (Null when there is none) and checks it against the contract.
+pub async fn conforming(method: &str, path: &str, response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let media_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or(v).trim().to_string())
+        .unwrap_or_default();
+    let body = response.json().await.unwrap_or(Value::Null);
+    Contract::get().check(method, path, status, &media_type, &body);
+    (status, body)
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(90))
+        .build()
+        .expect("client")
+}
+
+pub async fn post(
+    server: &Server,
+    path: &str,
+    body: Value,
+) -> (u16, Value, reqwest::header::HeaderMap) {
+    let response = client()
+        .post(server.url(path))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let headers = response.headers().clone();
+    let (status, body) = conforming("post", path, response).await;
+    (status, body, headers)
+}
+
+pub async fn get(server: &Server, path: &str) -> (u16, Value) {
+    let response = client()
+        .get(server.url(path))
+        .send()
+        .await
+        .expect("request");
+    conforming("get", path, response).await
+}
