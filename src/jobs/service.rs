@@ -472,7 +472,9 @@ impl JobService {
         };
         tokio::pin!(search);
         // The first tick is at once: a cancel that came between claim and start counts.
-        let mut heartbeat = tokio::time::interval(PROGRESS_WRITE_INTERVAL);
+        // Three renewals a lease, so one late heartbeat does not lose it.
+        let mut heartbeat =
+            tokio::time::interval(PROGRESS_WRITE_INTERVAL.min(self.config.lease / 3));
         let mut lease_lost = false;
         let joined = loop {
             tokio::select! {

@@ -75,21 +75,15 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `puzzled serve` on `store` with two workers, plus `extra` flags.
+    /// Starts `puzzled serve` on `store` with two search threads, plus `extra` flags.
     pub fn launch(store: &TestStore, extra: &[&str]) -> Server {
         let dir = &store.dir;
         let database = &store.url;
         let mut child = Command::new(env!("CARGO_BIN_EXE_puzzled"))
-            .args([
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--database-url",
-                database,
-                "--workers",
-                "2",
-            ])
+            .args(["serve", "--bind", "127.0.0.1:0", "--database-url", database])
             .args(extra)
+            // Two search threads unless `extra` says otherwise.
+            .env("PUZZLED_WORKERS", "2")
             .env("PUZZLED_DATA_DIR", dir.join("tables"))
             .env("PUZZLED_LOG", "info")
             // Building tables in the background would only slow the tests down.
