@@ -11,7 +11,7 @@ use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
 use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
 use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
-use crate::puzzles::sokoban::{self, Bound, Level, SokobanDomain};
+use crate::puzzles::sokoban::{self, Bound, Level, SokobanDomain, Techniques};
 use crate::search::{
     self, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight,
 };
@@ -127,7 +127,16 @@ pub struct Resolved {
 #[derive(Clone, Debug)]
 pub enum Evaluation {
     Sliding(Evaluator),
-    Sokoban(Bound),
+    /// Searches run in turn, each with an equal share of what is left of the limits,
+    /// until one solves the level, proves it unsolvable or is cancelled.
+    Sokoban(Vec<Phase>),
+}
+
+/// One search of a Sokoban job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Phase {
+    pub algorithm: AlgorithmChoice,
+    pub techniques: Techniques,
 }
 
 /// Resolves `auto` and fetches (or builds) the tables the heuristic needs.
@@ -139,7 +148,8 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
 }
 
 /// Sokoban needs no tables: the matching bound by default; for `any`, greedy
-/// best-first over pushes, for `optimal`, A* (IDA* revisits too many transpositions).
+/// best-first over pushes guided into goal rooms by the packing order, for `optimal`,
+/// A* (IDA* revisits too many transpositions).
 fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
     let (heuristic, bound) = match spec.heuristic {
         HeuristicChoice::Auto | HeuristicChoice::Matching => {
@@ -153,16 +163,28 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
             });
         }
     };
-    let algorithm = match (spec.algorithm, spec.objective) {
-        (AlgorithmChoice::Auto, Objective::Optimal) => AlgorithmChoice::AStar,
-        (AlgorithmChoice::Auto, Objective::Any) => AlgorithmChoice::GreedyBestFirst,
-        (other, _) => other,
+    let phase = |algorithm, techniques| Phase {
+        algorithm,
+        techniques,
+    };
+    let phases = match (spec.algorithm, spec.objective) {
+        (AlgorithmChoice::Auto, Objective::Optimal) => {
+            vec![phase(AlgorithmChoice::AStar, Techniques::optimal(bound))]
+        }
+        // The three fail on different levels (README, Sokoban), so they take turns.
+        (AlgorithmChoice::Auto, Objective::Any) => vec![
+            phase(AlgorithmChoice::GreedyBestFirst, Techniques::any(bound)),
+            phase(AlgorithmChoice::GreedyBestFirst, Techniques::optimal(bound)),
+            phase(AlgorithmChoice::AStar, Techniques::optimal(bound)),
+        ],
+        (algorithm, Objective::Optimal) => vec![phase(algorithm, Techniques::optimal(bound))],
+        (algorithm, Objective::Any) => vec![phase(algorithm, Techniques::any(bound))],
     };
     Ok(Resolved {
-        algorithm,
+        algorithm: phases[0].algorithm,
         heuristic,
         weight: spec.weight.unwrap_or(Weight::ONE),
-        evaluation: Evaluation::Sokoban(bound),
+        evaluation: Evaluation::Sokoban(phases),
     })
 }
 
@@ -348,38 +370,83 @@ pub fn run_resolved(
         timeout: spec.limits.timeout,
         max_memory_bytes: spec.limits.max_memory_bytes,
     };
-    let mut budget = Budget::new(limits, cancel);
-    if let Some(progress) = progress {
-        budget = budget.with_progress(progress.sink, progress.interval);
-    }
-    let algorithm = search_algorithm(resolved.algorithm, resolved.weight);
+    let budget = |limits| {
+        let budget = Budget::new(limits, cancel.clone());
+        match &progress {
+            Some(progress) => budget.with_progress(progress.sink, progress.interval),
+            None => budget,
+        }
+    };
     match (&spec.puzzle, &resolved.evaluation) {
         (PuzzleSpec::Sliding(puzzle), Evaluation::Sliding(evaluator)) => {
             let domain = SlidingDomain::new(puzzle, evaluator.clone());
-            let report = search::solve(&domain, algorithm, &mut budget);
+            let algorithm = search_algorithm(resolved.algorithm, resolved.weight);
+            let report = search::solve(&domain, algorithm, &mut budget(limits));
             job_report(resolved, report, spec.include_boards, |moves| {
                 check_sliding(puzzle, moves, spec.include_boards)
             })
         }
-        (PuzzleSpec::Sokoban(level), Evaluation::Sokoban(bound)) => {
-            let domain = SokobanDomain::new(level, *bound);
-            let report = search::solve(&domain, algorithm, &mut budget);
-            job_report(resolved, report, spec.include_boards, |pushes| {
-                let text = sokoban::plan::lurd(domain.board(), pushes)
-                    .ok_or("the pushes could not be walked")?;
-                check_sokoban(level, text, spec.include_boards)
-            })
+        (PuzzleSpec::Sokoban(level), Evaluation::Sokoban(phases)) => {
+            let started = std::time::Instant::now();
+            let mut spent = Stats::default();
+            let count = phases.len();
+            let mut phases = phases.iter().enumerate().peekable();
+            loop {
+                let Some((i, phase)) = phases.next() else {
+                    break failed(resolved, "internal error: no search to run", spent);
+                };
+                let left = (count - i) as u32;
+                let share = Limits {
+                    max_nodes: limits
+                        .max_nodes
+                        .map(|n| n.saturating_sub(spent.nodes_expanded) / u64::from(left)),
+                    timeout: limits
+                        .timeout
+                        .map(|t| t.saturating_sub(started.elapsed()) / left),
+                    max_memory_bytes: limits.max_memory_bytes,
+                };
+                let domain = SokobanDomain::new(level, phase.techniques);
+                let algorithm = search_algorithm(phase.algorithm, resolved.weight);
+                let mut report = search::solve(&domain, algorithm, &mut budget(share));
+                spent.nodes_expanded += report.stats.nodes_expanded;
+                spent.nodes_generated += report.stats.nodes_generated;
+                spent.unique_states = report.stats.unique_states;
+                spent.bound = report.stats.bound;
+                spent.elapsed = started.elapsed();
+                let decided = matches!(
+                    report.outcome,
+                    Outcome::Solved(_) | Outcome::Unsolvable | Outcome::Stopped(Stop::Cancelled)
+                );
+                if decided || phases.peek().is_none() {
+                    report.stats = spent;
+                    let mut job = job_report(resolved, report, spec.include_boards, |pushes| {
+                        let text = sokoban::plan::lurd(domain.board(), pushes)
+                            .ok_or("the pushes could not be walked")?;
+                        check_sokoban(level, text, spec.include_boards)
+                    });
+                    job.algorithm = phase.algorithm;
+                    break job;
+                }
+            }
         }
-        _ => JobReport {
-            status: JobStatus::Failed("internal error: resolved for another puzzle".into()),
-            algorithm: resolved.algorithm,
-            heuristic: resolved.heuristic,
-            weight: resolved.weight,
-            plan: None,
-            optimal: false,
-            stats: budget.finish(),
-            boards: None,
-        },
+        _ => failed(
+            resolved,
+            "internal error: resolved for another puzzle",
+            Stats::default(),
+        ),
+    }
+}
+
+fn failed(resolved: &Resolved, why: &str, stats: Stats) -> JobReport {
+    JobReport {
+        status: JobStatus::Failed(why.into()),
+        algorithm: resolved.algorithm,
+        heuristic: resolved.heuristic,
+        weight: resolved.weight,
+        plan: None,
+        optimal: false,
+        stats,
+        boards: None,
     }
 }
 

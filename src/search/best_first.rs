@@ -72,8 +72,10 @@ fn run<D: Domain>(
             break Outcome::Unsolvable;
         };
         let node = table.node(id);
-        if node.g < g_at_push {
-            continue; // a cheaper copy was pushed since; this entry is stale
+        // In A* a cheaper copy was pushed since, so this entry is stale. Greedy search
+        // pushes no copy (its priority ignores g): its one entry must still be expanded.
+        if !goal_on_generation && node.g < g_at_push {
+            continue;
         }
         if !goal_on_generation && domain.is_goal(&node.state) {
             break Outcome::Solved(table.solution(id));

@@ -24,6 +24,10 @@ pub struct Board {
     distance: Vec<u16>,
     /// Squares from which no goal can be reached: a box there is lost.
     dead: Vec<bool>,
+    /// Per goal (as numbered in `goals`), its packing layer: 0 for goals that a player
+    /// standing outside can empty first when every goal holds a box, 1 for those freed
+    /// next, and so on. Deeper goals should be filled first.
+    layer: Vec<u16>,
     start_boxes: Vec<u16>,
     start_player: u16,
     /// Boxes or goals the player can never reach (decoration off goals, or stranded):
@@ -75,11 +79,13 @@ impl Board {
             goals,
             distance: Vec::new(),
             dead: Vec::new(),
+            layer: Vec::new(),
             start_boxes,
             start_player: 0,
             stranded,
         };
         board.distance = board.push_distances();
+        board.layer = board.packing_layers();
         let n = board.n_squares();
         board.dead = (0..n)
             .map(|s| (0..board.goals.len()).all(|g| board.distance[g * n + s] == UNREACHABLE))
@@ -117,6 +123,98 @@ impl Board {
             }
         }
         distance
+    }
+
+    /// Peels boxes off a board with every goal filled: each round removes the goal
+    /// boxes the player can pull one step out of place from where it stands (it starts
+    /// on every square that is not a goal). A level is packed in the reverse order.
+    fn packing_layers(&self) -> Vec<u16> {
+        let n = self.n_squares();
+        let mut filled = self.goal.clone();
+        let mut layer = vec![u16::MAX; self.goals.len()];
+        let mut reached = vec![false; n];
+        let mut queue: Vec<u16> = Vec::with_capacity(n);
+        for round in 0.. {
+            reached.iter_mut().for_each(|r| *r = false);
+            queue.clear();
+            for s in 0..n as u16 {
+                if !self.goal[s as usize] {
+                    reached[s as usize] = true;
+                    queue.push(s);
+                }
+            }
+            self.breadth_first(&mut queue, &mut reached, |s| !filled[s as usize], |_, _| {});
+            let pullable = |g: u16| {
+                Direction::ALL.into_iter().any(|d| {
+                    let stand = self.neighbour(g, d);
+                    stand != NONE
+                        && reached[stand as usize]
+                        && self.neighbour(stand, d) != NONE
+                        && reached[self.neighbour(stand, d) as usize]
+                })
+            };
+            let peeled: Vec<usize> = (0..self.goals.len())
+                .filter(|&i| filled[self.goals[i] as usize] && pullable(self.goals[i]))
+                .collect();
+            if peeled.is_empty() {
+                break;
+            }
+            for i in peeled {
+                filled[self.goals[i] as usize] = false;
+                layer[i] = round;
+            }
+        }
+        // Goals never freed go in first of all.
+        let deepest = layer
+            .iter()
+            .filter(|&&l| l != u16::MAX)
+            .max()
+            .map_or(0, |l| l + 1);
+        layer
+            .iter_mut()
+            .filter(|l| **l == u16::MAX)
+            .for_each(|l| *l = deepest);
+        layer
+    }
+
+    /// Goals filled while a deeper goal (see `packing_layers`) is still empty: each is
+    /// a box that will likely have to move again, or blocks the way in.
+    pub fn packing_faults(&self, has_box: impl Fn(u16) -> bool) -> u32 {
+        let deepest_empty = (0..self.goals.len())
+            .filter(|&i| !has_box(self.goals[i]))
+            .map(|i| self.layer[i])
+            .max();
+        let Some(deepest_empty) = deepest_empty else {
+            return 0;
+        };
+        (0..self.goals.len())
+            .filter(|&i| has_box(self.goals[i]) && self.layer[i] < deepest_empty)
+            .count() as u32
+    }
+
+    /// Breadth-first search from the squares on `queue` (marked in `seen` already),
+    /// entering squares where `open` holds; `entered(square, direction)` hears of each
+    /// square reached and the step that reached it.
+    pub fn breadth_first(
+        &self,
+        queue: &mut Vec<u16>,
+        seen: &mut [bool],
+        open: impl Fn(u16) -> bool,
+        mut entered: impl FnMut(u16, Direction),
+    ) {
+        let mut next = 0;
+        while next < queue.len() {
+            let square = queue[next];
+            next += 1;
+            for direction in Direction::ALL {
+                let s = self.neighbour(square, direction);
+                if s != NONE && !seen[s as usize] && open(s) {
+                    seen[s as usize] = true;
+                    entered(s, direction);
+                    queue.push(s);
+                }
+            }
+        }
     }
 
     pub fn n_squares(&self) -> usize {

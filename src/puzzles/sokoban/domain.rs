@@ -19,8 +19,9 @@ use crate::search::{Cost, Domain, Successor};
 pub struct State {
     pub boxes: Box<[u64]>,
     pub player: u16,
-    /// The lower bound, computed once when the state is generated: a push moves one
-    /// box, so the matching is repaired in O(n²) from the parent's instead of redone.
+    /// The estimate, computed once when the state is generated: a push moves one box,
+    /// so the matching is repaired in O(n²) from the parent's instead of redone. It is
+    /// the lower bound, plus the packing penalty when that is on.
     /// `Cost::MAX` marks a start position without one (a dead end).
     pub bound: Cost,
 }
@@ -30,6 +31,41 @@ pub struct State {
 pub struct Push {
     pub square: u16,
     pub direction: Direction,
+}
+
+/// Which enhancements a search uses: the defaults are all on, packing off (it makes
+/// the estimate inadmissible); the switches exist to measure what each one buys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Techniques {
+    pub bound: Bound,
+    pub freeze_deadlocks: bool,
+    pub pi_corrals: bool,
+    /// Pushes added to the estimate per goal filled while a deeper goal is still empty
+    /// ([`Board::packing_faults`]); 0 is off. Guidance into goal rooms for `any`.
+    pub packing_penalty: Cost,
+}
+
+impl Techniques {
+    /// Pushes per packing fault for the `any` objective (measured: see README).
+    pub const PACKING_PENALTY: Cost = 4;
+
+    /// Admissible: for push-optimal searches.
+    pub fn optimal(bound: Bound) -> Techniques {
+        Techniques {
+            bound,
+            freeze_deadlocks: true,
+            pi_corrals: true,
+            packing_penalty: 0,
+        }
+    }
+
+    /// For finding any solution fast.
+    pub fn any(bound: Bound) -> Techniques {
+        Techniques {
+            packing_penalty: Self::PACKING_PENALTY,
+            ..Techniques::optimal(bound)
+        }
+    }
 }
 
 /// The lower bound on the pushes still needed.
@@ -124,13 +160,13 @@ struct Scratch {
 /// Sokoban as a [`Domain`] over pushes (unit cost: the search minimises pushes).
 pub struct SokobanDomain {
     board: Board,
-    bound: Bound,
+    techniques: Techniques,
     goal_bits: Box<[u64]>,
     scratch: RefCell<Scratch>,
 }
 
 impl SokobanDomain {
-    pub fn new(level: &Level, bound: Bound) -> SokobanDomain {
+    pub fn new(level: &Level, techniques: Techniques) -> SokobanDomain {
         let board = Board::new(level);
         let mut goal_bits = vec![0; words(&board)].into_boxed_slice();
         for &goal in board.goals() {
@@ -138,7 +174,7 @@ impl SokobanDomain {
         }
         SokobanDomain {
             board,
-            bound,
+            techniques,
             goal_bits,
             scratch: RefCell::new(Scratch::default()),
         }
@@ -170,7 +206,7 @@ impl SokobanDomain {
             Some((row, to)) if row == b => to,
             _ => list[b],
         };
-        let total = match (self.bound, moved) {
+        let total = match (self.techniques.bound, moved) {
             (Bound::Matching, None) => {
                 hungarian.solve(list.len(), |b, g| self.cost(square(b), g))?
             }
@@ -186,7 +222,14 @@ impl SokobanDomain {
                 })
                 .sum::<Option<i64>>()?,
         };
-        Cost::try_from(total).ok()
+        let penalty = self.techniques.packing_penalty;
+        let faults = if penalty > 0 {
+            let on_goal = |g: u16| (0..list.len()).any(|b| square(b) == g);
+            self.board.packing_faults(on_goal) * penalty
+        } else {
+            0
+        };
+        Cost::try_from(total).ok().map(|h| h + faults)
     }
 }
 
@@ -231,10 +274,14 @@ impl Domain for SokobanDomain {
         let board = &self.board;
         let scratch = &mut *self.scratch.borrow_mut();
         scratch.region.fill(board, &state.boxes, state.player);
-        let only_corral = match scratch
-            .corrals
-            .analyse(board, &state.boxes, &scratch.region)
-        {
+        let verdict = if self.techniques.pi_corrals {
+            scratch
+                .corrals
+                .analyse(board, &state.boxes, &scratch.region)
+        } else {
+            Verdict::AllPushes
+        };
+        let only_corral = match verdict {
             Verdict::Deadlock => return,
             Verdict::OnlyCorral => true,
             Verdict::AllPushes => false,
@@ -243,7 +290,7 @@ impl Domain for SokobanDomain {
         list.clear();
         list.extend(squares(&state.boxes));
         // The full matching once per expansion; each child repairs it.
-        if self.bound == Bound::Matching
+        if self.techniques.bound == Bound::Matching
             && self
                 .lower_bound(&mut scratch.hungarian, &list, None)
                 .is_none()
@@ -267,7 +314,9 @@ impl Domain for SokobanDomain {
                 let mut boxes = state.boxes.clone();
                 flip(&mut boxes, square);
                 flip(&mut boxes, to);
-                if freeze_deadlock(board, &boxes, to, &mut scratch.frozen) {
+                if self.techniques.freeze_deadlocks
+                    && freeze_deadlock(board, &boxes, to, &mut scratch.frozen)
+                {
                     continue;
                 }
                 let Some(bound) = self.lower_bound(&mut scratch.hungarian, &list, Some((row, to)))
@@ -300,6 +349,10 @@ impl Domain for SokobanDomain {
                 .start_boxes()
                 .iter()
                 .any(|&b| self.board.is_dead(b))
+    }
+
+    fn admissible(&self) -> bool {
+        self.techniques.packing_penalty == 0
     }
 
     fn state_heap_bytes(&self) -> usize {

@@ -18,7 +18,7 @@ pub mod plan;
 mod replay;
 
 pub use board::Board;
-pub use domain::{Bound, Push, SokobanDomain, State};
+pub use domain::{Bound, Push, SokobanDomain, State, Techniques};
 pub use parse::{LevelText, read_collection};
 pub use replay::{Replay, Snapshots, count_pushes, replay};
 

@@ -32,19 +32,12 @@ pub fn lurd(board: &Board, pushes: &[Push]) -> Option<String> {
         queue.clear();
         queue.push(player);
         seen[player as usize] = true;
-        let mut next = 0;
-        while next < queue.len() && !seen[target as usize] {
-            let square = queue[next];
-            next += 1;
-            for direction in Direction::ALL {
-                let s = board.neighbour(square, direction);
-                if s != NONE && !seen[s as usize] && !boxes[s as usize] {
-                    seen[s as usize] = true;
-                    came_from[s as usize] = Some(direction);
-                    queue.push(s);
-                }
-            }
-        }
+        board.breadth_first(
+            &mut queue,
+            &mut seen,
+            |s| !boxes[s as usize],
+            |s, direction| came_from[s as usize] = Some(direction),
+        );
         if !seen[target as usize] {
             return None;
         }

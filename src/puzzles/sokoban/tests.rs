@@ -160,7 +160,7 @@ fn replay_checks_every_step() {
 
 /// Push-optimal A* with the matching bound; returns (pushes, LURD) after replaying it.
 fn solve_optimal(lvl: &Level) -> Option<(usize, String)> {
-    let domain = SokobanDomain::new(lvl, Bound::Matching);
+    let domain = SokobanDomain::new(lvl, Techniques::optimal(Bound::Matching));
     let mut budget = Budget::unlimited();
     let report = search::solve(
         &domain,
@@ -225,7 +225,7 @@ fn microban_levels_match_their_proved_push_optima() {
 #[test]
 fn every_search_returns_replayable_lurd() {
     let lvl = level(&read_collection(MICROBAN)[5].text);
-    let domain = SokobanDomain::new(&lvl, Bound::Matching);
+    let domain = SokobanDomain::new(&lvl, Techniques::optimal(Bound::Matching));
     for algorithm in [
         Algorithm::GreedyBestFirst,
         Algorithm::AStar {
@@ -256,7 +256,7 @@ fn every_search_returns_replayable_lurd() {
 fn node_limit_and_cancellation_stop_a_hard_level_with_statistics() {
     let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
     let lvl = level(&read_collection(xsokoban)[28].text);
-    let domain = SokobanDomain::new(&lvl, Bound::Matching);
+    let domain = SokobanDomain::new(&lvl, Techniques::optimal(Bound::Matching));
     let limits = Limits {
         max_nodes: Some(2000),
         ..Limits::default()
@@ -444,4 +444,22 @@ proptest! {
             prop_assert_eq!(solve_optimal(&lvl).map(|s| s.0), expected, "{}", text);
         }
     }
+}
+
+#[test]
+fn greedy_search_expands_states_whose_path_it_shortened() {
+    // Microban 87 once came back "unsolvable": greedy best-first dropped states whose
+    // cost it had lowered, as if their open-list entry were stale.
+    let lvl = level(&read_collection(MICROBAN)[86].text);
+    let domain = SokobanDomain::new(&lvl, Techniques::any(Bound::Matching));
+    let report = search::solve(
+        &domain,
+        Algorithm::GreedyBestFirst,
+        &mut Budget::unlimited(),
+    );
+    let Outcome::Solved(solution) = report.outcome else {
+        panic!("{:?}", report.outcome);
+    };
+    let text = plan::lurd(domain.board(), &solution.actions).expect("plan");
+    assert!(replay(&lvl, &text, Snapshots::None).solved);
 }
