@@ -27,16 +27,7 @@ async fn start_running_job(
     }
     let (_, job, _) = post(server, "/v1/jobs", body).await;
     let id = job["id"].as_str().expect("id").to_string();
-    let mut stream = client()
-        .get(server.url(&format!("/v1/jobs/{id}/events")))
-        .send()
-        .await
-        .expect("sse");
-    let mut seen = String::new();
-    while !seen.contains("event: progress") {
-        let chunk = stream.chunk().await.expect("chunk").expect("stream open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let (stream, seen) = common::stream_until_progress(server, &id).await;
     (id, stream, seen)
 }
 

@@ -235,16 +235,7 @@ async fn a_cancel_through_one_api_process_stops_the_search_on_another_worker() {
     let _worker = worker(&store, "1", "10000");
     let id = submit(&first_api, long_job(100_000_000)).await;
     // The other API process streams the job's events, fed by the worker's notices.
-    let mut stream = client()
-        .get(second_api.url(&format!("/v1/jobs/{id}/events")))
-        .send()
-        .await
-        .expect("sse");
-    let mut seen = String::new();
-    while !seen.contains("event: progress") {
-        let chunk = stream.chunk().await.expect("chunk").expect("stream open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let (mut stream, mut seen) = common::stream_until_progress(&second_api, &id).await;
     let started = Instant::now();
     let (status, cancelled, _) =
         post(&first_api, &format!("/v1/jobs/{id}/cancel"), json!({})).await;
@@ -374,19 +365,7 @@ async fn a_database_outage_makes_the_service_unready_and_loses_nothing() {
         .await
         .expect("terminate");
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut poll = tokio::time::interval(Duration::from_millis(200));
-    loop {
-        let ready = client()
-            .get(server.url("/readyz"))
-            .send()
-            .await
-            .expect("readyz");
-        if ready.status().as_u16() == 503 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "readyz never said not-ready");
-        poll.tick().await;
-    }
+    common::until_readyz(&server, 503, deadline).await;
     // Requests answer 503 with a problem, never 500.
     let (status, problem) = get(&server, &format!("/v1/jobs/{id}")).await;
     assert_eq!(status, 503, "{problem}");
@@ -396,18 +375,7 @@ async fn a_database_outage_makes_the_service_unready_and_loses_nothing() {
         )))
         .await
         .expect("unlimit");
-    loop {
-        let ready = client()
-            .get(server.url("/readyz"))
-            .send()
-            .await
-            .expect("readyz");
-        if ready.status().as_u16() == 200 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "readyz never recovered");
-        poll.tick().await;
-    }
+    common::until_readyz(&server, 200, deadline).await;
     let (_, done) = get(&server, &format!("/v1/jobs/{id}?wait=60")).await;
     assert_eq!(
         (done["status"].as_str(), done["reason"].as_str()),

@@ -336,7 +336,6 @@ impl Store {
             return Ok((existing, false));
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let columns = SpecColumns::from(&job.spec);
         let inserted = sqlx::query(concat!(
             "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, \
              objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
@@ -344,25 +343,13 @@ impl Store {
             columns!()
         ))
         .bind(&id)
-        .bind(job.priority)
-        .bind(columns.puzzle_type)
-        .bind(&columns.tiles)
-        .bind(columns.cols)
-        .bind(&columns.goal)
-        .bind(&columns.level)
-        .bind(columns.algorithm)
-        .bind(columns.heuristic)
-        .bind(columns.partition)
-        .bind(columns.objective)
-        .bind(columns.weight_percent)
-        .bind(columns.max_nodes)
-        .bind(columns.timeout_ms)
-        .bind(flag(job.spec.include_boards))
-        .bind(&job.idempotency_key)
-        .bind(&job.request_hash)
-        .bind(now_ms())
-        .fetch_one(&self.writer)
-        .await;
+        .bind(job.priority);
+        let inserted = bind_spec(inserted, &job.spec)
+            .bind(&job.idempotency_key)
+            .bind(&job.request_hash)
+            .bind(now_ms())
+            .fetch_one(&self.writer)
+            .await;
         match inserted {
             Ok(row) => {
                 self.notify(Notice::Queued, &id).await?;
@@ -593,23 +580,10 @@ impl Store {
                     why: "only finished jobs are inserted finished".into(),
                 });
             };
-            let columns = SpecColumns::from(&job.spec);
             query = bind_result(query, status, result, finished_at)
                 .bind(job.id.clone())
-                .bind(job.priority)
-                .bind(columns.puzzle_type)
-                .bind(columns.tiles)
-                .bind(columns.cols)
-                .bind(columns.goal)
-                .bind(columns.level)
-                .bind(columns.algorithm)
-                .bind(columns.heuristic)
-                .bind(columns.partition)
-                .bind(columns.objective)
-                .bind(columns.weight_percent)
-                .bind(columns.max_nodes)
-                .bind(columns.timeout_ms)
-                .bind(flag(job.spec.include_boards))
+                .bind(job.priority);
+            query = bind_spec(query, &job.spec)
                 .bind(job.created_at)
                 .bind(job.started_at)
                 .bind(job.attempts);
@@ -810,6 +784,30 @@ fn bind_result<'q>(
         .bind(result.threshold.map(i64::from))
         .bind(result.elapsed_us as i64)
         .bind(error)
+}
+
+/// Binds a spec's columns, in the order both inserts name them: puzzle_type, tiles, cols,
+/// goal, level, algorithm, heuristic, partition_kind, objective, weight_percent, max_nodes,
+/// timeout_ms, include_boards.
+fn bind_spec<'q>(
+    query: Query<'q, Any, AnyArguments>,
+    spec: &JobSpec,
+) -> Query<'q, Any, AnyArguments> {
+    let columns = SpecColumns::from(spec);
+    query
+        .bind(columns.puzzle_type)
+        .bind(columns.tiles)
+        .bind(columns.cols)
+        .bind(columns.goal)
+        .bind(columns.level)
+        .bind(columns.algorithm)
+        .bind(columns.heuristic)
+        .bind(columns.partition)
+        .bind(columns.objective)
+        .bind(columns.weight_percent)
+        .bind(columns.max_nodes)
+        .bind(columns.timeout_ms)
+        .bind(flag(spec.include_boards))
 }
 
 /// A spec as stored: names and numbers, parsed back by [`spec_from_columns`].

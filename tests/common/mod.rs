@@ -261,3 +261,39 @@ pub async fn get(server: &Server, path: &str) -> (u16, Value) {
         .expect("request");
     conforming("get", path, response).await
 }
+
+/// Opens job `id`'s event stream on `server` and reads it until a progress event: the
+/// search is running. Returns the still-open stream and what it said so far.
+pub async fn stream_until_progress(server: &Server, id: &str) -> (reqwest::Response, String) {
+    let mut stream = client()
+        .get(server.url(&format!("/v1/jobs/{id}/events")))
+        .send()
+        .await
+        .expect("sse");
+    let mut seen = String::new();
+    while !seen.contains("event: progress") {
+        let chunk = stream.chunk().await.expect("chunk").expect("stream open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    (stream, seen)
+}
+
+/// Polls `/readyz` until it answers `status`; panics at `deadline`.
+pub async fn until_readyz(server: &Server, status: u16, deadline: std::time::Instant) {
+    let mut poll = tokio::time::interval(Duration::from_millis(200));
+    loop {
+        let ready = client()
+            .get(server.url("/readyz"))
+            .send()
+            .await
+            .expect("readyz");
+        if ready.status().as_u16() == status {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/readyz never answered {status}"
+        );
+        poll.tick().await;
+    }
+}
