@@ -431,7 +431,7 @@ async fn a_job_running_when_the_server_is_killed_finishes_after_restart(db: Db) 
     let store = db.fresh("restart").await;
     let mut server = Server::launch(&store, &["--lease-ms", "1000"]);
     // Long enough to be running when killed, short enough to finish after restart.
-    let (id, _, _) = start_running_job(&server, Some(3_000_000)).await;
+    let (id, _, _) = start_running_job(&server, Some(20_000_000)).await;
     server.child.kill().expect("SIGKILL");
     server.child.wait().expect("reaped");
     let restarted = Server::launch(&store, &[]);
@@ -493,7 +493,7 @@ async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt(db
     let store = db.fresh("sigterm").await;
     let mut server = Server::launch(&store, &["--shutdown-grace-ms", "100"]);
     // The job's event stream stays open: shutdown must close it, not wait on it.
-    let (id, mut stream, _) = start_running_job(&server, Some(3_000_000)).await;
+    let (id, mut stream, _) = start_running_job(&server, Some(20_000_000)).await;
     let term = Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()
