@@ -556,7 +556,12 @@ impl Store {
             .map(|row| {
                 let first = row * PARAMETERS + 1;
                 let list: Vec<String> = (first..first + PARAMETERS)
-                    .map(|n| format!("${n}"))
+                    .map(|n| match self.backend {
+                        // SQLite looks a named parameter up by walking a list: numbered ones
+                        // would make binding a large batch quadratic.
+                        Backend::Sqlite => "?".to_string(),
+                        Backend::Postgres => format!("${n}"),
+                    })
                     .collect();
                 format!("({})", list.join(", "))
             })
