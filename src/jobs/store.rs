@@ -300,7 +300,7 @@ impl Store {
         &self.url
     }
 
-    /// `sqlite` when the backends differ, else the shared statement.
+    /// The statement written for this store's backend, where the two dialects differ.
     fn dialect(&self, sqlite: &'static str, postgres: &'static str) -> &'static str {
         match self.backend {
             Backend::Sqlite => sqlite,
