@@ -133,7 +133,7 @@ pub struct TablesArgs {
 /// Search settings shared by `solve` and `bench`.
 #[derive(Args, Debug, Clone)]
 pub struct SearchArgs {
-    /// auto, ida-star, a-star, bfs, greedy-best-first, enforced-hill-climbing
+    /// auto, ida-star, a-star, bfs, greedy-best-first, enforced-hill-climbing, fess
     #[arg(long)]
     pub algorithm: Option<String>,
     /// auto, misplaced, manhattan, linear-conflict, pattern-database

@@ -75,6 +75,7 @@ fn every_algorithm_and_heuristic_solves_8_puzzles_legally_and_optimal_ones_optim
         "bfs",
         "greedy-best-first",
         "enforced-hill-climbing",
+        "fess",
     ];
     let heuristics = [
         "misplaced",

@@ -11,7 +11,7 @@ use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
 use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
 use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
-use crate::puzzles::sokoban::{self, Bound, Level, SokobanDomain, Techniques};
+use crate::puzzles::sokoban::{self, Bound, Level, Techniques};
 use crate::search::{
     self, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight,
 };
@@ -163,9 +163,13 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
             });
         }
     };
-    let phase = |algorithm, techniques| Phase {
+    // The feature-space search needs box moves: single pushes rarely change a feature.
+    let phase = |algorithm, techniques: Techniques| Phase {
         algorithm,
-        techniques,
+        techniques: Techniques {
+            box_moves: algorithm == AlgorithmChoice::FeatureSpace,
+            ..techniques
+        },
     };
     let phases = match (spec.algorithm, spec.objective) {
         (AlgorithmChoice::Auto, Objective::Optimal) => {
@@ -343,6 +347,7 @@ fn search_algorithm(choice: AlgorithmChoice, weight: Weight) -> Algorithm {
         AlgorithmChoice::BreadthFirst => Algorithm::BreadthFirst,
         AlgorithmChoice::GreedyBestFirst => Algorithm::GreedyBestFirst,
         AlgorithmChoice::EnforcedHillClimbing => Algorithm::EnforcedHillClimbing,
+        AlgorithmChoice::FeatureSpace => Algorithm::FeatureSpace,
     }
 }
 
@@ -405,9 +410,9 @@ pub fn run_resolved(
                         .map(|t| t.saturating_sub(started.elapsed()) / left),
                     max_memory_bytes: limits.max_memory_bytes,
                 };
-                let domain = SokobanDomain::new(level, phase.techniques);
                 let algorithm = search_algorithm(phase.algorithm, resolved.weight);
-                let mut report = search::solve(&domain, algorithm, &mut budget(share));
+                let (mut report, board) =
+                    sokoban::solve(level, phase.techniques, algorithm, &mut budget(share));
                 spent.nodes_expanded += report.stats.nodes_expanded;
                 spent.nodes_generated += report.stats.nodes_generated;
                 spent.unique_states = report.stats.unique_states;
@@ -420,7 +425,7 @@ pub fn run_resolved(
                 if decided || phases.peek().is_none() {
                     report.stats = spent;
                     let mut job = job_report(resolved, report, spec.include_boards, |pushes| {
-                        let text = sokoban::plan::lurd(domain.board(), pushes)
+                        let text = sokoban::plan::lurd(&board, pushes)
                             .ok_or("the pushes could not be walked")?;
                         check_sokoban(level, text, spec.include_boards)
                     });

@@ -23,16 +23,18 @@ pub enum AlgorithmChoice {
     BreadthFirst,
     GreedyBestFirst,
     EnforcedHillClimbing,
+    FeatureSpace,
 }
 
 impl AlgorithmChoice {
-    pub const ALL: [AlgorithmChoice; 6] = [
+    pub const ALL: [AlgorithmChoice; 7] = [
         AlgorithmChoice::Auto,
         AlgorithmChoice::IdaStar,
         AlgorithmChoice::AStar,
         AlgorithmChoice::BreadthFirst,
         AlgorithmChoice::GreedyBestFirst,
         AlgorithmChoice::EnforcedHillClimbing,
+        AlgorithmChoice::FeatureSpace,
     ];
 
     /// The name used on the wire and the command line.
@@ -44,6 +46,7 @@ impl AlgorithmChoice {
             AlgorithmChoice::BreadthFirst => "bfs",
             AlgorithmChoice::GreedyBestFirst => "greedy-best-first",
             AlgorithmChoice::EnforcedHillClimbing => "enforced-hill-climbing",
+            AlgorithmChoice::FeatureSpace => "fess",
         }
     }
 

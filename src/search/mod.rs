@@ -12,6 +12,7 @@ mod best_first;
 mod bfs;
 mod budget;
 mod ehc;
+mod fess;
 mod idastar;
 mod node_table;
 
@@ -23,6 +24,11 @@ pub use budget::{Budget, CHECK_INTERVAL, CancelFlag, Limits, Progress, ProgressS
 
 /// Path cost and heuristic values. Unit moves on the puzzles we serve.
 pub type Cost = u32;
+
+/// Where a state stands on a few measures of progress, each lower-is-better; the
+/// feature-space search ([`Algorithm::FeatureSpace`]) takes turns among states with
+/// equal features.
+pub type Features = [u16; 4];
 
 /// One successor of a state, produced by [`Domain::expand`].
 #[derive(Clone, Debug)]
@@ -59,6 +65,14 @@ pub trait Domain {
     fn admissible(&self) -> bool {
         true
     }
+    /// The state's [`Features`]. By default the estimate alone (saturated), which makes
+    /// the feature-space search take turns among estimate levels.
+    fn features(&self, state: &Self::State) -> Features {
+        let h = self
+            .estimate(state)
+            .map_or(u16::MAX, |h| h.min(Cost::from(u16::MAX)) as u16);
+        [h, 0, 0, 0]
+    }
     /// Heap bytes each stored state owns beyond its inline size, for the memory cap.
     fn state_heap_bytes(&self) -> usize {
         0
@@ -92,11 +106,17 @@ impl Weight {
 /// The searches the engine offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
-    IdaStar { weight: Weight },
-    AStar { weight: Weight },
+    IdaStar {
+        weight: Weight,
+    },
+    AStar {
+        weight: Weight,
+    },
     BreadthFirst,
     GreedyBestFirst,
     EnforcedHillClimbing,
+    /// FESS: turns among cells of equal [`Domain::features`].
+    FeatureSpace,
 }
 
 impl Algorithm {
@@ -106,7 +126,9 @@ impl Algorithm {
         match self {
             Algorithm::IdaStar { weight } | Algorithm::AStar { weight } => weight == Weight::ONE,
             Algorithm::BreadthFirst => true,
-            Algorithm::GreedyBestFirst | Algorithm::EnforcedHillClimbing => false,
+            Algorithm::GreedyBestFirst
+            | Algorithm::EnforcedHillClimbing
+            | Algorithm::FeatureSpace => false,
         }
     }
 }
@@ -177,6 +199,7 @@ pub fn solve<D: Domain>(
             }
             Algorithm::BreadthFirst => bfs::search(domain, budget),
             Algorithm::EnforcedHillClimbing => ehc::search(domain, budget),
+            Algorithm::FeatureSpace => fess::search(domain, budget),
         }
     };
     let proved_optimal = matches!(outcome, Outcome::Solved(_))

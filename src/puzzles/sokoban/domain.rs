@@ -10,7 +10,7 @@ use super::corral::{Corrals, Verdict};
 use super::deadlock::freeze_deadlock;
 use super::matching::{FORBIDDEN, Hungarian};
 use super::{Direction, Level};
-use crate::search::{Cost, Domain, Successor};
+use crate::search::{Cost, Domain, Features, Successor};
 
 /// A position: the boxes as a bitset over the board's squares, and the normalised
 /// player. It is also the duplicate key: a real key, not a hash of one (`bound` is a
@@ -43,6 +43,8 @@ pub struct Techniques {
     /// Pushes added to the estimate per goal filled while a deeper goal is still empty
     /// ([`Board::packing_faults`]); 0 is off. Guidance into goal rooms for `any`.
     pub packing_penalty: Cost,
+    /// Search whole box moves ([`super::BoxMoveDomain`]) instead of single pushes.
+    pub box_moves: bool,
 }
 
 impl Techniques {
@@ -56,6 +58,7 @@ impl Techniques {
             freeze_deadlocks: true,
             pi_corrals: true,
             packing_penalty: 0,
+            box_moves: false,
         }
     }
 
@@ -84,7 +87,7 @@ pub fn has_box(boxes: &[u64], square: u16) -> bool {
 }
 
 #[inline]
-fn flip(boxes: &mut [u64], square: u16) {
+pub(super) fn flip(boxes: &mut [u64], square: u16) {
     boxes[square as usize / 64] ^= 1 << (square % 64);
 }
 
@@ -114,11 +117,36 @@ impl Flood {
     /// Marks the squares the player reaches from `start` around `boxes`; returns the
     /// smallest, the region's canonical square.
     pub fn fill(&mut self, board: &Board, boxes: &[u64], start: u16) -> u16 {
+        self.begin(board);
+        self.spread(board, boxes, start)
+    }
+
+    /// The number of separate areas the boxes cut the floor into: the player's area
+    /// and the corrals it cannot enter.
+    pub fn count_regions(&mut self, board: &Board, boxes: &[u64]) -> u16 {
+        self.begin(board);
+        let mut regions = 0;
+        for square in 0..board.n_squares() as u16 {
+            if !has_box(boxes, square) && self.stamp[square as usize] != self.generation {
+                self.spread(board, boxes, square);
+                regions += 1;
+            }
+        }
+        regions
+    }
+
+    /// Starts a new generation: every square unmarked.
+    fn begin(&mut self, board: &Board) {
         if self.stamp.len() != board.n_squares() || self.generation == u32::MAX {
             self.stamp = vec![0; board.n_squares()];
             self.generation = 0;
         }
         self.generation += 1;
+    }
+
+    /// Marks what the player reaches from `start` in this generation; returns the
+    /// smallest square reached.
+    fn spread(&mut self, board: &Board, boxes: &[u64], start: u16) -> u16 {
         let generation = self.generation;
         self.queue.clear();
         self.queue.push(start);
@@ -148,13 +176,14 @@ impl Flood {
 }
 
 #[derive(Default)]
-struct Scratch {
-    region: Flood,
-    normalise: Flood,
-    hungarian: Hungarian,
-    corrals: Corrals,
-    frozen: Vec<u16>,
-    box_list: Vec<u16>,
+pub(super) struct Scratch {
+    pub region: Flood,
+    regions: Flood,
+    pub normalise: Flood,
+    pub hungarian: Hungarian,
+    pub corrals: Corrals,
+    pub frozen: Vec<u16>,
+    pub box_list: Vec<u16>,
 }
 
 /// Sokoban as a [`Domain`] over pushes (unit cost: the search minimises pushes).
@@ -196,7 +225,7 @@ impl SokobanDomain {
     /// The lower bound for the boxes on `list`, one of them moved when `moved` is
     /// `(row, square)`; `None` when the boxes cannot all reach distinct goals. With the
     /// matching bound, a moved box re-solves incrementally from the last full solve.
-    fn lower_bound(
+    pub(super) fn lower_bound(
         &self,
         hungarian: &mut Hungarian,
         list: &[u16],
@@ -233,7 +262,44 @@ impl SokobanDomain {
     }
 }
 
-fn words(board: &Board) -> usize {
+impl SokobanDomain {
+    /// What every expansion does first: the player's region (in `scratch.region`), the
+    /// PI-corral verdict, the boxes (in `scratch.box_list`) and the full matching the
+    /// children repair. `None` for a dead end; otherwise whether only the corral's
+    /// boxes (`scratch.corrals.boxes()`) may move.
+    pub(super) fn prepare(&self, state: &State, scratch: &mut Scratch) -> Option<bool> {
+        let board = &self.board;
+        scratch.region.fill(board, &state.boxes, state.player);
+        let verdict = if self.techniques.pi_corrals {
+            scratch
+                .corrals
+                .analyse(board, &state.boxes, &scratch.region)
+        } else {
+            Verdict::AllPushes
+        };
+        let only_corral = match verdict {
+            Verdict::Deadlock => return None,
+            Verdict::OnlyCorral => true,
+            Verdict::AllPushes => false,
+        };
+        scratch.box_list.clear();
+        scratch.box_list.extend(squares(&state.boxes));
+        if self.techniques.bound == Bound::Matching {
+            self.lower_bound(&mut scratch.hungarian, &scratch.box_list, None)?;
+        }
+        Some(only_corral)
+    }
+
+    pub(super) fn scratch(&self) -> std::cell::RefMut<'_, Scratch> {
+        self.scratch.borrow_mut()
+    }
+
+    pub(super) fn techniques(&self) -> Techniques {
+        self.techniques
+    }
+}
+
+pub(super) fn words(board: &Board) -> usize {
     board.n_squares().div_ceil(64)
 }
 
@@ -273,31 +339,10 @@ impl Domain for SokobanDomain {
     fn expand(&self, state: &State, out: &mut Vec<Successor<State, Push>>) {
         let board = &self.board;
         let scratch = &mut *self.scratch.borrow_mut();
-        scratch.region.fill(board, &state.boxes, state.player);
-        let verdict = if self.techniques.pi_corrals {
-            scratch
-                .corrals
-                .analyse(board, &state.boxes, &scratch.region)
-        } else {
-            Verdict::AllPushes
-        };
-        let only_corral = match verdict {
-            Verdict::Deadlock => return,
-            Verdict::OnlyCorral => true,
-            Verdict::AllPushes => false,
-        };
-        let mut list = std::mem::take(&mut scratch.box_list);
-        list.clear();
-        list.extend(squares(&state.boxes));
-        // The full matching once per expansion; each child repairs it.
-        if self.techniques.bound == Bound::Matching
-            && self
-                .lower_bound(&mut scratch.hungarian, &list, None)
-                .is_none()
-        {
-            scratch.box_list = list;
+        let Some(only_corral) = self.prepare(state, scratch) else {
             return;
-        }
+        };
+        let list = std::mem::take(&mut scratch.box_list);
         for (row, &square) in list.iter().enumerate() {
             if only_corral && !scratch.corrals.boxes().contains(&square) {
                 continue;
@@ -353,6 +398,22 @@ impl Domain for SokobanDomain {
 
     fn admissible(&self) -> bool {
         self.techniques.packing_penalty == 0
+    }
+
+    /// FESS's first two features: boxes not yet packed (on a goal, in packing order)
+    /// and the areas the boxes cut the floor into.
+    fn features(&self, state: &State) -> Features {
+        let board = &self.board;
+        let on_goal = |g: u16| has_box(&state.boxes, g);
+        let filled = board.goals().iter().filter(|&&g| on_goal(g)).count() as u32;
+        let packed = filled - board.packing_faults(on_goal);
+        let unpacked = board.n_boxes() as u32 - packed;
+        let regions = self
+            .scratch
+            .borrow_mut()
+            .regions
+            .count_regions(board, &state.boxes);
+        [unpacked as u16, regions, 0, 0]
     }
 
     fn state_heap_bytes(&self) -> usize {

@@ -6,9 +6,11 @@
 //! implements [`crate::search::Domain`] over box pushes with the player normalised to
 //! its region, pruned by [`deadlock`] tests and PI-corrals and bounded by a box–goal
 //! [`matching`];
-//! [`plan`] turns a push sequence back into LURD.
+//! [`BoxMoveDomain`] searches the same positions with whole box moves as actions;
+//! [`solve`] picks one of the two; [`plan`] turns a push sequence back into LURD.
 
 mod board;
+mod box_moves;
 mod corral;
 pub mod deadlock;
 mod domain;
@@ -18,9 +20,52 @@ pub mod plan;
 mod replay;
 
 pub use board::Board;
+pub use box_moves::{BoxMove, BoxMoveDomain};
 pub use domain::{Bound, Push, SokobanDomain, State, Techniques};
 pub use parse::{LevelText, read_collection};
 pub use replay::{Replay, Snapshots, count_pushes, replay};
+
+use crate::search::{self, Algorithm, Budget, Outcome, Report, Solution};
+
+/// Runs `algorithm` on `level`, over single pushes or, when `techniques.box_moves`
+/// says so, over box moves; either way the plan comes back as pushes, with the board
+/// that [`plan::lurd`] walks them on.
+pub fn solve(
+    level: &Level,
+    techniques: Techniques,
+    algorithm: Algorithm,
+    budget: &mut Budget,
+) -> (Report<Push>, Board) {
+    let pushes = SokobanDomain::new(level, techniques);
+    if !techniques.box_moves {
+        let report = search::solve(&pushes, algorithm, budget);
+        return (report, pushes.board().clone());
+    }
+    let moves = BoxMoveDomain::new(pushes);
+    let report = search::solve(&moves, algorithm, budget);
+    let outcome = match report.outcome {
+        Outcome::Solved(solution) => match moves.to_pushes(&solution.actions) {
+            Some(actions) => Outcome::Solved(Solution {
+                actions,
+                cost: solution.cost,
+            }),
+            // Never for a correct search; the caller's replay reports it as failed.
+            None => Outcome::Solved(Solution {
+                actions: Vec::new(),
+                cost: solution.cost,
+            }),
+        },
+        Outcome::Unsolvable => Outcome::Unsolvable,
+        Outcome::GaveUp => Outcome::GaveUp,
+        Outcome::Stopped(stop) => Outcome::Stopped(stop),
+    };
+    let report = Report {
+        outcome,
+        stats: report.stats,
+        proved_optimal: report.proved_optimal,
+    };
+    (report, moves.board().clone())
+}
 
 /// Largest board, in rows and columns of the level text.
 pub const MAX_ROWS: usize = 100;

@@ -1,0 +1,265 @@
+//! Sokoban over box moves: one action takes one box to any square it can be pushed to
+//! while the others stay put (a macro of pushes, as in Festival's FESS). Trees get
+//! shallow and tunnels cost one step. The pushes of a move are its shortest push
+//! path, so a move's cost is its push count and push-optimality survives.
+
+use super::Direction;
+use super::board::{Board, NONE};
+use super::deadlock::freeze_deadlock;
+use super::domain::{Flood, Push, SokobanDomain, State, flip, has_box};
+use crate::search::{Cost, Domain, Features, Successor};
+
+use std::cell::RefCell;
+
+/// Take the box on `from` to `to`, the player ending beside it on side `side`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoxMove {
+    pub from: u16,
+    pub to: u16,
+    pub side: Direction,
+}
+
+/// [`SokobanDomain`]'s positions, bounds and pruning, with box moves as actions.
+pub struct BoxMoveDomain {
+    pushes: SokobanDomain,
+    walk: RefCell<BoxWalk>,
+}
+
+impl BoxMoveDomain {
+    pub fn new(pushes: SokobanDomain) -> BoxMoveDomain {
+        BoxMoveDomain {
+            pushes,
+            walk: RefCell::default(),
+        }
+    }
+
+    pub fn board(&self) -> &Board {
+        self.pushes.board()
+    }
+
+    /// The single pushes of `moves`, played from the level's start; `None` if a move
+    /// cannot be played (which a correct search never produces).
+    pub fn to_pushes(&self, moves: &[BoxMove]) -> Option<Vec<Push>> {
+        let board = self.board();
+        let mut state = self.pushes.initial_state();
+        let mut player = board.start_player();
+        let mut region = Flood::default();
+        let walk = &mut *self.walk.borrow_mut();
+        let mut pushes = Vec::new();
+        for m in moves {
+            if !has_box(&state.boxes, m.from) {
+                return None;
+            }
+            region.fill(board, &state.boxes, player);
+            let mut found = None;
+            walk.run(board, &state.boxes, m.from, &region, |at, side, _, _| {
+                let hit = at == m.to && side == m.side;
+                if hit {
+                    found = Some(());
+                }
+                !hit
+            });
+            found?;
+            let start = pushes.len();
+            let mut node = BoxWalk::node(m.to, m.side);
+            while let Some(previous) = walk.came_from(node) {
+                let (square, side) = BoxWalk::unpack(previous);
+                pushes.push(Push {
+                    square,
+                    direction: side.opposite(),
+                });
+                node = previous;
+            }
+            pushes[start..].reverse();
+            flip(&mut state.boxes, m.from);
+            flip(&mut state.boxes, m.to);
+            player = board.neighbour(m.to, m.side);
+        }
+        Some(pushes)
+    }
+}
+
+/// Breadth-first search over one box's positions: nodes are (box square, the side of
+/// it the player stands on), edges single pushes, the other boxes fixed.
+#[derive(Default)]
+struct BoxWalk {
+    stamp: Vec<u32>,
+    generation: u32,
+    /// Per node, the node it was pushed from (`u32::MAX` at the start).
+    parent: Vec<u32>,
+    pushes: Vec<u16>,
+    queue: Vec<u32>,
+    others: Vec<u64>,
+    flood: Flood,
+}
+
+impl BoxWalk {
+    fn node(square: u16, side: Direction) -> u32 {
+        u32::from(square) * 4 + side.index() as u32
+    }
+
+    fn unpack(node: u32) -> (u16, Direction) {
+        ((node / 4) as u16, Direction::ALL[(node % 4) as usize])
+    }
+
+    fn came_from(&self, node: u32) -> Option<u32> {
+        let parent = self.parent[node as usize];
+        (parent != u32::MAX).then_some(parent)
+    }
+
+    /// Walks the box on `from` (among `boxes`), the player's area being `region`.
+    /// For each new area the player stands in beside a new box square, calls
+    /// `found(square, side, pushes, area's smallest square)`; it returns false to stop.
+    fn run(
+        &mut self,
+        board: &Board,
+        boxes: &[u64],
+        from: u16,
+        region: &Flood,
+        mut found: impl FnMut(u16, Direction, u16, u16) -> bool,
+    ) {
+        let n = board.n_squares() * 4;
+        if self.stamp.len() != n || self.generation == u32::MAX {
+            self.stamp = vec![0; n];
+            self.parent = vec![u32::MAX; n];
+            self.pushes = vec![0; n];
+            self.generation = 0;
+        }
+        self.generation += 1;
+        let generation = self.generation;
+        self.others.clear();
+        self.others.extend_from_slice(boxes);
+        flip(&mut self.others, from);
+        self.queue.clear();
+        for side in Direction::ALL {
+            let stand = board.neighbour(from, side);
+            if stand != NONE && region.reached(stand) {
+                let node = Self::node(from, side);
+                self.stamp[node as usize] = generation;
+                self.parent[node as usize] = u32::MAX;
+                self.pushes[node as usize] = 0;
+                self.queue.push(node);
+            }
+        }
+        let mut next = 0;
+        while next < self.queue.len() {
+            let node = self.queue[next];
+            next += 1;
+            let (square, side) = Self::unpack(node);
+            let direction = side.opposite();
+            let to = board.neighbour(square, direction);
+            if to == NONE
+                || has_box(&self.others, to)
+                || board.is_dead(to)
+                || self.stamp[Self::node(to, side) as usize] == generation
+            {
+                continue;
+            }
+            // The player's area with the box on `to`: every side of `to` it touches is
+            // a node reached by this push.
+            flip(&mut self.others, to);
+            let smallest = self.flood.fill(board, &self.others, square);
+            flip(&mut self.others, to);
+            let pushes = self.pushes[node as usize] + 1;
+            for beside in Direction::ALL {
+                let stand = board.neighbour(to, beside);
+                if stand != NONE && self.flood.reached(stand) {
+                    let reached = Self::node(to, beside);
+                    if self.stamp[reached as usize] != generation {
+                        self.stamp[reached as usize] = generation;
+                        self.parent[reached as usize] = node;
+                        self.pushes[reached as usize] = pushes;
+                        self.queue.push(reached);
+                    }
+                }
+            }
+            if !found(to, side, pushes, smallest) {
+                return;
+            }
+        }
+    }
+}
+
+impl Domain for BoxMoveDomain {
+    type State = State;
+    type Key = State;
+    type Action = BoxMove;
+
+    fn initial_state(&self) -> State {
+        self.pushes.initial_state()
+    }
+
+    fn is_goal(&self, state: &State) -> bool {
+        self.pushes.is_goal(state)
+    }
+
+    fn key(&self, state: &State) -> State {
+        state.clone()
+    }
+
+    fn expand(&self, state: &State, out: &mut Vec<Successor<State, BoxMove>>) {
+        let board = self.board();
+        let scratch = &mut *self.pushes.scratch();
+        let Some(only_corral) = self.pushes.prepare(state, scratch) else {
+            return;
+        };
+        let freeze = self.pushes.techniques().freeze_deadlocks;
+        let walk = &mut *self.walk.borrow_mut();
+        let list = std::mem::take(&mut scratch.box_list);
+        for (row, &from) in list.iter().enumerate() {
+            if only_corral && !scratch.corrals.boxes().contains(&from) {
+                continue;
+            }
+            walk.run(
+                board,
+                &state.boxes,
+                from,
+                &scratch.region,
+                |to, side, pushes, player| {
+                    let mut boxes = state.boxes.clone();
+                    flip(&mut boxes, from);
+                    flip(&mut boxes, to);
+                    if freeze && freeze_deadlock(board, &boxes, to, &mut scratch.frozen) {
+                        return true;
+                    }
+                    let bound =
+                        self.pushes
+                            .lower_bound(&mut scratch.hungarian, &list, Some((row, to)));
+                    if let Some(bound) = bound {
+                        out.push(Successor {
+                            action: BoxMove { from, to, side },
+                            state: State {
+                                boxes,
+                                player,
+                                bound,
+                            },
+                            cost: Cost::from(pushes),
+                        });
+                    }
+                    true
+                },
+            );
+        }
+        scratch.box_list = list;
+    }
+
+    fn estimate(&self, state: &State) -> Option<Cost> {
+        self.pushes.estimate(state)
+    }
+
+    fn known_unsolvable(&self) -> bool {
+        self.pushes.known_unsolvable()
+    }
+
+    fn admissible(&self) -> bool {
+        self.pushes.admissible()
+    }
+
+    fn features(&self, state: &State) -> Features {
+        self.pushes.features(state)
+    }
+
+    fn state_heap_bytes(&self) -> usize {
+        self.pushes.state_heap_bytes()
+    }
+}

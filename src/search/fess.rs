@@ -1,0 +1,111 @@
+//! Feature-space search, after Shoham & Schaeffer's FESS (IEEE CoG 2020): every state
+//! is projected onto a small feature vector ([`Domain::features`]), and the search
+//! visits the cells of equal features in turn, expanding one state from each, so no
+//! single region of the space (the one the estimate likes best) can starve the rest.
+//! Within a cell the state with the least weight goes first: a move that improves
+//! any feature weighs 0, any other move 1, so plans that keep making progress stay
+//! cheap however long they are. Ties go to the smaller estimate.
+//!
+//! Complete (every new state is queued once), not optimal.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use rustc_hash::FxBuildHasher;
+
+use super::node_table::{Inserted, NodeId, NodeTable};
+use super::{Budget, Cost, Domain, Features, Outcome, Stop};
+
+/// Queue entry, smallest first: (weight, estimate, insertion order, node).
+type Entry = Reverse<(Cost, Cost, u64, NodeId)>;
+
+#[derive(Default)]
+struct Cells {
+    queues: Vec<BinaryHeap<Entry>>,
+    index: HashMap<Features, usize, FxBuildHasher>,
+}
+
+impl Cells {
+    fn push(&mut self, features: Features, entry: Entry) {
+        let next = self.queues.len();
+        let cell = *self.index.entry(features).or_insert(next);
+        if cell == next {
+            self.queues.push(BinaryHeap::new());
+        }
+        self.queues[cell].push(entry);
+    }
+}
+
+pub fn search<D: Domain>(domain: &D, budget: &mut Budget) -> Outcome<D::Action> {
+    let mut table = NodeTable::<D>::new();
+    let outcome = run(domain, budget, &mut table).unwrap_or_else(Outcome::Stopped);
+    budget.stats.unique_states = Some(table.len() as u64);
+    outcome
+}
+
+fn run<D: Domain>(
+    domain: &D,
+    budget: &mut Budget,
+    table: &mut NodeTable<D>,
+) -> Result<Outcome<D::Action>, Stop> {
+    let root = domain.initial_state();
+    let Some(h0) = domain.estimate(&root) else {
+        return Ok(Outcome::Unsolvable);
+    };
+    let root_features = domain.features(&root);
+    let root_is_goal = domain.is_goal(&root);
+    let Inserted::New(root_id) = table.insert(domain, root, None, 0, budget)? else {
+        unreachable!("the table starts empty");
+    };
+    if root_is_goal {
+        return Ok(Outcome::Solved(table.solution(root_id)));
+    }
+    // Per node, its features and weight: what its children are measured against.
+    let mut progress: Vec<(Features, Cost)> = vec![(root_features, 0)];
+    let mut cells = Cells::default();
+    cells.push(root_features, Reverse((0, h0, 0, root_id)));
+    let mut successors = Vec::new();
+    let mut sequence = 0u64;
+
+    loop {
+        let mut expanded_any = false;
+        // Cells made during this round wait for the next one.
+        for cell in 0..cells.queues.len() {
+            let Some(Reverse((_, _, _, id))) = cells.queues[cell].pop() else {
+                continue;
+            };
+            expanded_any = true;
+            budget.expand()?;
+            let (parent_features, parent_weight) = progress[id as usize];
+            let g = table.node(id).g;
+            successors.clear();
+            domain.expand(&table.node(id).state, &mut successors);
+            budget.generated(successors.len());
+            for successor in successors.drain(..) {
+                let Some(h) = domain.estimate(&successor.state) else {
+                    continue;
+                };
+                let is_goal = domain.is_goal(&successor.state);
+                let parent = Some((id, successor.action));
+                let child_g = g + successor.cost;
+                let Inserted::New(child) =
+                    table.insert(domain, successor.state, parent, child_g, budget)?
+                else {
+                    continue;
+                };
+                if is_goal {
+                    return Ok(Outcome::Solved(table.solution(child)));
+                }
+                let features = domain.features(&table.node(child).state);
+                let improves = features.iter().zip(&parent_features).any(|(c, p)| c < p);
+                let weight = parent_weight + Cost::from(!improves);
+                progress.push((features, weight));
+                sequence += 1;
+                cells.push(features, Reverse((weight, h, sequence, child)));
+            }
+        }
+        if !expanded_any {
+            return Ok(Outcome::Unsolvable);
+        }
+    }
+}
