@@ -6,9 +6,15 @@ use std::time::{Duration, Instant};
 
 use super::{Cost, Stats, Stop};
 
-/// Expansions between real checks of the clock, the cancel flag and progress.
-/// At millions of nodes per second this is well under a millisecond.
+/// Most expansions between real checks of the clock, the cancel flag and progress.
+/// At millions of nodes per second this is well under a millisecond; domains with
+/// costly expansions (Sokoban box moves) get checked more often, see [`CHECK_GAP`].
 pub const CHECK_INTERVAL: u32 = 1024;
+
+/// The time between checks the interval adapts to, halving when checks come further
+/// apart than this and doubling when they come at under a quarter of it, so a
+/// deadline or a cancel is noticed within a few milliseconds whatever a node costs.
+pub const CHECK_GAP: Duration = Duration::from_millis(4);
 
 /// A cancel flag shared with another thread (a job runner, a signal handler).
 #[derive(Clone, Debug, Default)]
@@ -59,6 +65,8 @@ pub struct Budget<'a> {
     started: Instant,
     deadline: Option<Instant>,
     countdown: u32,
+    interval: u32,
+    last_check: Instant,
     sink: Option<(&'a dyn ProgressSink, Duration)>,
     next_progress: Instant,
     pub stats: Stats,
@@ -73,6 +81,9 @@ impl<'a> Budget<'a> {
             started,
             deadline: limits.timeout.map(|t| started + t),
             countdown: 0,
+            // Grows to CHECK_INTERVAL within a few checks when nodes are cheap.
+            interval: 1,
+            last_check: started,
             sink: None,
             next_progress: started,
             stats: Stats::default(),
@@ -130,6 +141,14 @@ impl<'a> Budget<'a> {
 
     #[cold]
     fn check(&mut self) -> Result<(), Stop> {
+        let now = Instant::now();
+        let gap = now - self.last_check;
+        self.last_check = now;
+        if gap > CHECK_GAP {
+            self.interval = (self.interval / 2).max(1);
+        } else if gap < CHECK_GAP / 4 {
+            self.interval = (self.interval * 2).min(CHECK_INTERVAL);
+        }
         self.countdown = self.next_countdown();
         if self.cancel.is_cancelled() {
             return Err(Stop::Cancelled);
@@ -141,7 +160,6 @@ impl<'a> Budget<'a> {
         {
             return Err(Stop::NodeLimit);
         }
-        let now = Instant::now();
         if self.deadline.is_some_and(|d| now >= d) {
             return Err(Stop::TimeLimit);
         }
@@ -165,9 +183,9 @@ impl<'a> Budget<'a> {
         match self.limits.max_nodes {
             Some(max) => {
                 let left = max.saturating_sub(self.stats.nodes_expanded);
-                left.clamp(1, u64::from(CHECK_INTERVAL)) as u32
+                left.clamp(1, u64::from(self.interval)) as u32
             }
-            None => CHECK_INTERVAL,
+            None => self.interval,
         }
     }
 

@@ -126,7 +126,7 @@ const ROOMS: &[&str] = &[
 
 const WALLED_OFF: &[&str] = &["S..#...", "...#.G.", "...#..."];
 
-const ALL: [Algorithm; 5] = [
+const ALL: [Algorithm; 6] = [
     Algorithm::IdaStar {
         weight: Weight::ONE,
     },
@@ -136,6 +136,7 @@ const ALL: [Algorithm; 5] = [
     Algorithm::BreadthFirst,
     Algorithm::GreedyBestFirst,
     Algorithm::EnforcedHillClimbing,
+    Algorithm::FeatureSpace,
 ];
 
 #[test]
@@ -211,6 +212,7 @@ fn graph_searches_prove_a_walled_off_goal_unreachable() {
         },
         Algorithm::BreadthFirst,
         Algorithm::GreedyBestFirst,
+        Algorithm::FeatureSpace,
     ] {
         let report = solve(&maze, algorithm, &mut Budget::unlimited());
         assert_eq!(report.outcome, Outcome::Unsolvable, "{algorithm:?}");
@@ -275,7 +277,70 @@ fn a_zero_timeout_stops_at_the_first_check() {
         &mut Budget::new(limits, CancelFlag::new()),
     );
     assert_eq!(report.outcome, Outcome::Stopped(Stop::TimeLimit));
-    assert_eq!(report.stats.nodes_expanded, u64::from(CHECK_INTERVAL));
+    assert_eq!(report.stats.nodes_expanded, 1);
+}
+
+/// A maze whose every expansion costs `cost` of wall-clock time (spun, not slept).
+struct SlowMaze {
+    maze: Maze,
+    cost: std::time::Duration,
+}
+
+impl Domain for SlowMaze {
+    type State = (i32, i32);
+    type Key = (i32, i32);
+    type Action = Step;
+    fn initial_state(&self) -> (i32, i32) {
+        self.maze.initial_state()
+    }
+    fn is_goal(&self, s: &(i32, i32)) -> bool {
+        self.maze.is_goal(s)
+    }
+    fn key(&self, s: &(i32, i32)) -> (i32, i32) {
+        *s
+    }
+    fn expand(&self, s: &(i32, i32), out: &mut Vec<Successor<(i32, i32), Step>>) {
+        let started = std::time::Instant::now();
+        while started.elapsed() < self.cost {
+            std::hint::spin_loop();
+        }
+        self.maze.expand(s, out);
+    }
+    fn estimate(&self, s: &(i32, i32)) -> Option<Cost> {
+        self.maze.estimate(s)
+    }
+}
+
+#[test]
+fn costly_expansions_are_checked_more_often() {
+    // 1,000 open cells and no way to the goal: the search runs until the deadline.
+    let rows: Vec<String> = (0..20)
+        .map(|y| match y {
+            0 => format!("S{}#G", ".".repeat(48)),
+            _ => format!("{}#.", ".".repeat(49)),
+        })
+        .collect();
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    let maze = SlowMaze {
+        maze: Maze::parse(&rows),
+        cost: std::time::Duration::from_millis(1),
+    };
+    let limits = Limits {
+        timeout: Some(std::time::Duration::from_millis(20)),
+        ..Limits::default()
+    };
+    let report = solve(
+        &maze,
+        Algorithm::BreadthFirst,
+        &mut Budget::new(limits, CancelFlag::new()),
+    );
+    assert_eq!(report.outcome, Outcome::Stopped(Stop::TimeLimit));
+    // A fixed interval would expand CHECK_INTERVAL nodes (a second) before looking.
+    assert!(
+        report.stats.nodes_expanded < 64,
+        "{} expansions for a 20 ms deadline at 1 ms each",
+        report.stats.nodes_expanded
+    );
 }
 
 #[test]

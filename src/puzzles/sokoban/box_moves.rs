@@ -224,7 +224,7 @@ impl Domain for BoxMoveDomain {
                     }
                     let bound =
                         self.pushes
-                            .lower_bound(&mut scratch.hungarian, &list, Some((row, to)));
+                            .lower_bound(&mut scratch.hungarian, &boxes, &list, Some((row, to)));
                     if let Some(bound) = bound {
                         out.push(Successor {
                             action: BoxMove { from, to, side },

@@ -222,12 +222,14 @@ impl SokobanDomain {
         }
     }
 
-    /// The lower bound for the boxes on `list`, one of them moved when `moved` is
-    /// `(row, square)`; `None` when the boxes cannot all reach distinct goals. With the
-    /// matching bound, a moved box re-solves incrementally from the last full solve.
+    /// The lower bound for `boxes`, listed in `list` but with one of them moved when
+    /// `moved` is `(row, square)`; `None` when the boxes cannot all reach distinct
+    /// goals. With the matching bound, a moved box re-solves incrementally from the
+    /// last full solve.
     pub(super) fn lower_bound(
         &self,
         hungarian: &mut Hungarian,
+        boxes: &[u64],
         list: &[u16],
         moved: Option<(usize, u16)>,
     ) -> Option<Cost> {
@@ -253,8 +255,7 @@ impl SokobanDomain {
         };
         let penalty = self.techniques.packing_penalty;
         let faults = if penalty > 0 {
-            let on_goal = |g: u16| (0..list.len()).any(|b| square(b) == g);
-            self.board.packing_faults(on_goal) * penalty
+            self.board.packing_faults(|g| has_box(boxes, g)) * penalty
         } else {
             0
         };
@@ -285,7 +286,7 @@ impl SokobanDomain {
         scratch.box_list.clear();
         scratch.box_list.extend(squares(&state.boxes));
         if self.techniques.bound == Bound::Matching {
-            self.lower_bound(&mut scratch.hungarian, &scratch.box_list, None)?;
+            self.lower_bound(&mut scratch.hungarian, &state.boxes, &scratch.box_list, None)?;
         }
         Some(only_corral)
     }
@@ -319,7 +320,7 @@ impl Domain for SokobanDomain {
             .fill(&self.board, &boxes, self.board.start_player());
         let list: Vec<u16> = squares(&boxes).collect();
         let bound = self
-            .lower_bound(&mut scratch.hungarian, &list, None)
+            .lower_bound(&mut scratch.hungarian, &boxes, &list, None)
             .unwrap_or(Cost::MAX);
         State {
             boxes,
@@ -364,7 +365,7 @@ impl Domain for SokobanDomain {
                 {
                     continue;
                 }
-                let Some(bound) = self.lower_bound(&mut scratch.hungarian, &list, Some((row, to)))
+                let Some(bound) = self.lower_bound(&mut scratch.hungarian, &boxes, &list, Some((row, to)))
                 else {
                     continue;
                 };
