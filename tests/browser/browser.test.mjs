@@ -115,6 +115,14 @@ describe('the page and embed.js in Chromium', () => {
       for (const node of nodes) board[Number(node.dataset.cell)] = Number(node.dataset.tile);
       return board;
     });
+  /** Waits until the run view in `scope` leaves idle, queued and running; its status and words. */
+  async function outcome(page, scope = '#run') {
+    await page.waitForSelector(
+      `${scope} .pz-run:not([data-status="idle"]):not([data-status="queued"]):not([data-status="running"])`,
+      SLOW,
+    );
+    return page.$eval(`${scope} .pz-run`, (run) => [run.dataset.status, run.querySelector('.pz-outcome').textContent]);
+  }
   const step = (page) => page.$eval('#run .pz-playback', (p) => Number(p.dataset.step));
 
   test('a Microban level is solved and played back to every box on a goal', SLOW, async (t) => {
@@ -124,8 +132,9 @@ describe('the page and embed.js in Chromium', () => {
     await page.waitForSelector('#sokoban-board .pz-box');
     assert.equal(await page.inputValue('#level'), '  ####\n###  ####\n#     $ #\n# #  #$ #\n# . .#@ #\n#########');
     await page.click('#solve');
-    await page.waitForSelector('#run .pz-run[data-status="solved"]', SLOW);
-    assert.match(await page.textContent('#run .pz-outcome'), /^Solved in \d+ moves, \d+ pushes/);
+    const [status, words] = await outcome(page);
+    assert.equal(status, 'solved', words);
+    assert.match(words, /^Solved in \d+ moves, \d+ pushes/);
     const steps = await page.$eval('#run .pz-playback', (p) => Number(p.dataset.steps));
     assert.equal(await page.textContent('#run [data-field="length"]'), String(steps));
     assert.equal(await page.$$eval('#run .pz-plan span', (s) => s.length), steps);
@@ -161,8 +170,9 @@ describe('the page and embed.js in Chromium', () => {
   test('an 8-puzzle is solved optimally and stepped through', SLOW, async (t) => {
     const page = await openPage(t);
     await page.click('#solve');
-    await page.waitForSelector('#run .pz-run[data-status="solved"]', SLOW);
-    assert.match(await page.textContent('#run .pz-outcome'), /Solved in 31 moves, proved optimal/);
+    const [status, words] = await outcome(page);
+    assert.equal(status, 'solved', words);
+    assert.match(words, /Solved in 31 moves, proved optimal/);
     assert.equal(await page.textContent('#run [data-field="optimal"]'), 'yes, proved');
     const plan = await page.textContent('#run .pz-plan');
     assert.match(plan, /^[udlr]{31}$/);
@@ -200,9 +210,11 @@ describe('the page and embed.js in Chromium', () => {
       SLOW,
     );
     assert.equal(await page.isEnabled('#cancel'), true);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'phone-running.png'), fullPage: true });
     await page.click('#cancel');
-    await page.waitForSelector('#run .pz-run[data-status="cancelled"]', SLOW);
-    assert.match(await page.textContent('#run .pz-outcome'), /^Cancelled after [\d,]+ nodes\.$/);
+    const [status, words] = await outcome(page);
+    assert.equal(status, 'cancelled', words);
+    assert.match(words, /^Cancelled after [\d,]+ nodes\.$/);
     assert.equal(await page.isEnabled('#solve'), true);
     assert.equal(await page.isEnabled('#cancel'), false);
     const stored = await (await fetch(`${puzzled.base}/v1/jobs?status=cancelled`)).json();
@@ -245,7 +257,8 @@ describe('the page and embed.js in Chromium', () => {
 
     // The widget: Solve, then the last step shows the goal.
     await page.click('#widget .pz-solve');
-    await page.waitForSelector('#widget .pz-run[data-status="solved"]', SLOW);
+    const [status, words] = await outcome(page, '#widget');
+    assert.equal(status, 'solved', words);
     await page.click('#widget .pz-last');
     assert.equal(await page.getAttribute('#widget svg.pz-board', 'data-solved'), 'true');
     await page.screenshot({ path: path.join(ARTIFACTS, 'embedded.png'), fullPage: true });
