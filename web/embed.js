@@ -14,7 +14,7 @@ export { createClient, jobRequest, ProblemError, isTerminal } from './assets/cli
 export { createRunView, describeOutcome } from './assets/view.js';
 export { createPlayer } from './assets/player.js';
 export { createBoard } from './assets/board.js';
-export { model, parseXsb, slidingGoal, slidingSolvable, shuffledSliding, slideTile } from './assets/puzzles.js';
+export { model, slidingGoal, slidingSolvable, shuffledSliding, slideTile } from './assets/puzzles.js';
 
 /**
  * Solves `puzzle` (`{type: 'sliding', tiles, cols?, goal?}` or `{type: 'sokoban', level}`)

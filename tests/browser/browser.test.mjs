@@ -223,6 +223,32 @@ describe('the page and embed.js in Chromium', () => {
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth));
   });
 
+  test('jobs that end without a plan are explained, and shuffles stay solvable', SLOW, async (t) => {
+    const page = await openPage(t);
+    await page.fill('#tiles', '2 1 3 4 5 6 7 8 0');
+    assert.equal(await page.textContent('#solvable'), 'This board cannot reach its goal.');
+    await page.click('#solve');
+    let [status, words] = await outcome(page);
+    assert.equal(status, 'unsolvable', words);
+    assert.match(words, /cannot reach its goal/);
+
+    await page.selectOption('#sliding-preset', { label: 'Korf #1 (57 moves)' });
+    await page.fill('#max-nodes', '1000');
+    await page.click('#solve');
+    [status, words] = await outcome(page);
+    assert.equal(status, 'exhausted', words);
+    assert.match(words, /node limit after expanding 1,0\d\d nodes/);
+
+    await page.selectOption('#rows', '5');
+    for (let i = 0; i < 5; i++) {
+      const before = await page.inputValue('#tiles');
+      await page.click('#shuffle');
+      assert.notEqual(await page.inputValue('#tiles'), before);
+      assert.equal(await page.textContent('#solvable'), 'This board can reach its goal.');
+    }
+    assert.equal((await page.inputValue('#tiles')).split(' ').length, 20);
+  });
+
   test('API errors are shown next to the field they concern', SLOW, async (t) => {
     const page = await openPage(t, { expected: /status of 422/ });
     await page.check('input[name="type"][value="sokoban"]');

@@ -237,11 +237,7 @@ form.addEventListener('submit', (event) => {
   event.preventDefault();
   clearErrors();
   const puzzle = currentPuzzle();
-  try {
-    view.reset(puzzle);
-  } catch {
-    // A board the page cannot draw is still sent: the service names what is wrong.
-  }
+  view.reset(puzzle);
   track(client.run(jobRequest(puzzle, currentOptions()), followOptions()));
 });
 $('#cancel').addEventListener('click', () => controller?.abort());

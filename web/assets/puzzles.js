@@ -92,7 +92,7 @@ const SOKOBAN_STEPS = { u: [-1, 0], d: [1, 0], l: [0, -1], r: [0, 1] };
  * Reads XSB (run-length counts and `|` row breaks too) into a grid. Lenient: it draws
  * what it can while the text is being typed; the service says what is wrong.
  */
-export function parseXsb(text) {
+function parseXsb(text) {
   const lines = [];
   for (const line of String(text).replace(/\r/g, '').split('\n')) {
     let row = '';
@@ -190,9 +190,4 @@ export function model(puzzle) {
     goal,
     states: (plan) => slidingStates({ ...puzzle, cols }, plan),
   };
-}
-
-/** Pushes (upper case steps) in a LURD plan. */
-export function countPushes(plan) {
-  return [...plan].filter((c) => c >= 'A' && c <= 'Z').length;
 }

@@ -50,16 +50,22 @@ export function describeOutcome(job) {
   }
 }
 
-function field(list, name, label) {
-  const pair = document.createElement('div');
-  const term = document.createElement('dt');
-  term.textContent = label;
-  const value = document.createElement('dd');
-  value.dataset.field = name;
-  value.textContent = '—';
-  pair.append(term, value);
-  list.append(pair);
-  return value;
+/** A `<dl>` of `labels` ({name: label}) and its value elements by name, each showing '—'. */
+function fieldList(className, labels) {
+  const list = document.createElement('dl');
+  list.className = className;
+  const values = {};
+  for (const [name, label] of Object.entries(labels)) {
+    const pair = document.createElement('div');
+    const term = document.createElement('dt');
+    term.textContent = label;
+    values[name] = document.createElement('dd');
+    values[name].dataset.field = name;
+    values[name].textContent = '—';
+    pair.append(term, values[name]);
+    list.append(pair);
+  }
+  return [list, values];
 }
 
 /** A run view inside `container`; see the methods below. */
@@ -71,29 +77,21 @@ export function createRunView(container) {
   statusLine.className = 'pz-status';
   statusLine.setAttribute('role', 'status');
   statusLine.textContent = 'Ready';
-  const progress = document.createElement('dl');
-  progress.className = 'pz-progress';
-  const live = {
-    nodes: field(progress, 'nodes', 'Nodes'),
-    threshold: field(progress, 'threshold', 'Threshold'),
-    elapsed: field(progress, 'elapsed', 'Elapsed'),
-  };
+  const [progress, live] = fieldList('pz-progress', { nodes: 'Nodes', threshold: 'Threshold', elapsed: 'Elapsed' });
   const outcome = document.createElement('p');
   outcome.className = 'pz-outcome';
   outcome.setAttribute('aria-live', 'polite');
   const playerBox = document.createElement('div');
-  const stats = document.createElement('dl');
-  stats.className = 'pz-stats';
-  const result = {
-    length: field(stats, 'length', 'Length'),
-    pushes: field(stats, 'pushes', 'Pushes'),
-    expanded: field(stats, 'expanded', 'Nodes expanded'),
-    generated: field(stats, 'generated', 'Nodes generated'),
-    unique: field(stats, 'unique', 'Unique states'),
-    time: field(stats, 'time', 'Search time'),
-    optimal: field(stats, 'optimal', 'Optimal'),
-    search: field(stats, 'search', 'Algorithm'),
-  };
+  const [stats, result] = fieldList('pz-stats', {
+    length: 'Length',
+    pushes: 'Pushes',
+    expanded: 'Nodes expanded',
+    generated: 'Nodes generated',
+    unique: 'Unique states',
+    time: 'Search time',
+    optimal: 'Optimal',
+    search: 'Algorithm',
+  });
   root.append(statusLine, progress, outcome, playerBox, stats);
   container.append(root);
   const player = createPlayer(playerBox);
@@ -140,11 +138,8 @@ export function createRunView(container) {
     finished(job) {
       this.status(job);
       showStats(job.result);
-      if (job.result) {
-        live.nodes.textContent = number(job.result.nodes_expanded);
-        live.threshold.textContent = number(job.result.threshold);
-        live.elapsed.textContent = seconds(job.result.elapsed_ms);
-      }
+      // The final numbers, in the same fields the live ones had.
+      if (job.result) this.progress(job.result);
       player.load(job.request.puzzle, job.status === 'solved' ? job.result.plan : '');
     },
     /** Shows an error that no form field owns. */
