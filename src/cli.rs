@@ -81,7 +81,8 @@ pub struct ServeArgs {
     /// Memory cap per job for stored states (A*, BFS), in MiB
     #[arg(long, env = "PUZZLED_MAX_JOB_MEMORY_MIB", default_value_t = 2048)]
     pub max_job_memory_mib: u64,
-    /// Origins allowed to call the API from a browser (repeat or comma-separate)
+    /// Other sites' origins allowed to call the API and load /embed.js from a browser, as
+    /// scheme://host[:port] or `*` for any (repeat or comma-separate); default: same origin only
     #[arg(long, env = "PUZZLED_CORS_ORIGIN", value_delimiter = ',')]
     pub cors_origin: Vec<String>,
     /// Finished jobs are deleted after this many hours

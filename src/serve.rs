@@ -37,6 +37,10 @@ pub enum ServeError {
         "--role {0:?} splits the service across processes, which needs a postgres:// job store"
     )]
     RoleNeedsPostgres(Role),
+    #[error(
+        "--cors-origin {0:?} is not an origin: give `*` or scheme://host[:port], with no path or trailing slash"
+    )]
+    CorsOrigin(String),
     #[error("the server stopped: {0}")]
     Server(std::io::Error),
 }
@@ -50,6 +54,13 @@ pub fn run(args: ServeArgs) -> Result<(), ServeError> {
 }
 
 async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    let cors_origins = args
+        .cors_origin
+        .iter()
+        .map(|origin| {
+            http::parse_origin(origin).ok_or_else(|| ServeError::CorsOrigin(origin.clone()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     // First, so that what start-up records (recovered jobs) is counted.
     let metrics = http::install_metrics()?;
     let store = Store::open(&args.database_url)
@@ -110,7 +121,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         max_body_bytes: args.max_body_bytes,
         max_board_cells: args.max_board_cells,
         max_memory_bytes: args.max_job_memory_mib * 1024 * 1024,
-        cors_origins: args.cors_origin.clone(),
+        cors_origins,
     };
     let upkeep = metrics.clone();
     // Histogram samples wait in buffers until upkeep folds them into buckets.

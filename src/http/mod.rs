@@ -1,8 +1,9 @@
-//! The edge: axum routes over the job service, problem+json errors, SSE, and the
-//! wire types (also printed by the CLI's `--json`).
+//! The edge: axum routes over the job service, problem+json errors, SSE, the wire
+//! types (also printed by the CLI's `--json`), and the web page and widget (`web`).
 
 pub mod problem;
 pub mod routes;
+pub mod web;
 pub mod wire;
 
 use std::sync::Arc;
@@ -28,8 +29,8 @@ pub struct Caps {
     pub max_body_bytes: usize,
     pub max_board_cells: u64,
     pub max_memory_bytes: u64,
-    /// Origins allowed to call from a browser; empty means same origin only.
-    pub cors_origins: Vec<String>,
+    /// Origins allowed to call from a browser (`*`: any); empty means same origin only.
+    pub cors_origins: Vec<HeaderValue>,
 }
 
 pub struct AppState {
@@ -54,6 +55,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/validate", post(routes::validate))
         .route("/v1/capabilities", get(routes::capabilities))
         .route("/openapi.yaml", get(routes::openapi))
+        .route("/", get(web::page))
+        .route("/embed.js", get(web::embed))
+        .route("/assets/{file}", get(web::asset))
         .merge(operations())
         .fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(max_body))
@@ -74,13 +78,30 @@ pub fn operations_router(state: Arc<AppState>) -> Router {
     operations().fallback(routes::not_found).with_state(state)
 }
 
-fn cors(origins: &[String]) -> CorsLayer {
-    let allowed: Vec<HeaderValue> = origins
-        .iter()
-        .filter_map(|o| HeaderValue::from_str(o).ok())
-        .collect();
+/// A `--cors-origin` value: `*`, or an origin as browsers send it (`scheme://host[:port]`,
+/// no path, not even a trailing slash, or it would never match).
+pub fn parse_origin(origin: &str) -> Option<HeaderValue> {
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"));
+    let well_formed =
+        origin == "*" || rest.is_some_and(|host| !host.is_empty() && !host.contains('/'));
+    well_formed
+        .then(|| HeaderValue::from_str(origin).ok())
+        .flatten()
+}
+
+/// Browsers may call from `origins` (none: same origin only). The API takes no cookies
+/// or credentials, so even `*` exposes nothing a plain HTTP client could not read.
+/// Preflights are cached for ten minutes; `embed.js` submits with an `Idempotency-Key`.
+fn cors(origins: &[HeaderValue]) -> CorsLayer {
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().cloned())
+    };
     CorsLayer::new()
-        .allow_origin(AllowOrigin::list(allowed))
+        .allow_origin(allow)
         .allow_methods([Method::GET, Method::POST, Method::DELETE])
         .allow_headers([
             header::CONTENT_TYPE,
@@ -88,7 +109,12 @@ fn cors(origins: &[String]) -> CorsLayer {
             HeaderName::from_static("idempotency-key"),
             HeaderName::from_static("last-event-id"),
         ])
-        .expose_headers([header::LOCATION, header::RETRY_AFTER])
+        .expose_headers([
+            header::LOCATION,
+            header::RETRY_AFTER,
+            HeaderName::from_static("x-cancel-outcome"),
+        ])
+        .max_age(std::time::Duration::from_secs(600))
 }
 
 /// Installs the process-wide Prometheus recorder: durations (`*_seconds`) and search

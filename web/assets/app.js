@@ -1,0 +1,339 @@
+// The page at `/`: puzzle editors, search options from /v1/capabilities, a run view fed
+// by the job's event stream, and recent jobs. Everything else comes from /embed.js.
+
+import {
+  createBoard,
+  createClient,
+  createRunView,
+  isTerminal,
+  jobRequest,
+  model,
+  shuffledSliding,
+  slideTile,
+  slidingGoal,
+  slidingSolvable,
+} from '../embed.js';
+import { SLIDING_PRESETS, SOKOBAN_SAMPLES } from './samples.js';
+
+const $ = (selector) => document.querySelector(selector);
+const client = createClient(location.origin);
+const view = createRunView($('#run'));
+const form = $('#job-form');
+let capabilities = null;
+let controller = null;
+
+// ---- Sliding editor: the tiles field is the truth; the board follows it.
+
+const sliding = { rows: 3, cols: 3, goal: 'blank-last', tiles: slidingGoal(9) };
+const slidingBoard = createBoard($('#sliding-board'), {
+  label: 'sliding board editor',
+  onCellClick: (cell) => {
+    const next = slideTile(sliding.tiles, sliding.cols, cell);
+    if (next) setTiles(next);
+  },
+});
+let slidingModel = null;
+
+function goalTiles() {
+  return slidingGoal(sliding.rows * sliding.cols, sliding.goal);
+}
+
+function drawSliding() {
+  const puzzle = { type: 'sliding', tiles: sliding.tiles, cols: sliding.cols, goal: sliding.goal };
+  // One model per shape and goal, so tiles keep their elements and slide when clicked.
+  const key = `${sliding.cols}|${sliding.tiles.length}|${goalTiles()}`;
+  if (slidingModel?.key !== key) slidingModel = { ...model(puzzle), key };
+  slidingBoard.show(slidingModel, sliding.tiles);
+  $('#solvable').textContent = slidingSolvable(sliding.tiles, sliding.cols, goalTiles())
+    ? 'This board can reach its goal.'
+    : 'This board cannot reach its goal.';
+}
+
+function setTiles(tiles) {
+  sliding.tiles = tiles;
+  $('#tiles').value = tiles.join(' ');
+  drawSliding();
+}
+
+function setShape(rows, cols) {
+  sliding.rows = rows;
+  sliding.cols = cols;
+  $('#rows').value = String(rows);
+  $('#cols').value = String(cols);
+  fillPartitions();
+}
+
+function parseTiles() {
+  return $('#tiles').value.trim().split(/[\s,]+/).filter(Boolean).map(Number);
+}
+
+// Draws only a whole board; the service explains anything else when asked to solve.
+function onTilesInput() {
+  const tiles = parseTiles();
+  const sorted = tiles.slice().sort((a, b) => a - b);
+  if (tiles.length === sliding.rows * sliding.cols && sorted.every((t, i) => t === i)) {
+    sliding.tiles = tiles;
+    drawSliding();
+  }
+}
+
+function slidingPuzzle() {
+  return { type: 'sliding', tiles: parseTiles(), cols: sliding.cols, goal: sliding.goal };
+}
+
+for (let side = 2; side <= 8; side++) {
+  $('#rows').append(new Option(String(side), String(side)));
+  $('#cols').append(new Option(String(side), String(side)));
+}
+SLIDING_PRESETS.forEach((preset, index) => $('#sliding-preset').append(new Option(preset.name, String(index))));
+$('#sliding-preset').addEventListener('change', (event) => {
+  const preset = SLIDING_PRESETS[Number(event.target.value)];
+  if (!preset) return;
+  setShape(preset.tiles.length / preset.cols, preset.cols);
+  sliding.goal = preset.goal;
+  $('#goal').value = preset.goal;
+  setTiles(preset.tiles);
+});
+for (const id of ['#rows', '#cols']) {
+  $(id).addEventListener('change', () => {
+    setShape(Number($('#rows').value), Number($('#cols').value));
+    setTiles(goalTiles());
+  });
+}
+$('#goal').addEventListener('change', (event) => {
+  sliding.goal = event.target.value;
+  drawSliding();
+});
+$('#tiles').addEventListener('input', onTilesInput);
+$('#shuffle').addEventListener('click', () => setTiles(shuffledSliding(sliding.cols, goalTiles())));
+$('#sorted').addEventListener('click', () => setTiles(goalTiles()));
+
+// ---- Sokoban editor.
+
+const sokobanBoard = createBoard($('#sokoban-board'), { label: 'Sokoban level' });
+
+function drawLevel() {
+  const level = model({ type: 'sokoban', level: $('#level').value });
+  sokobanBoard.show(level, { player: level.player, boxes: level.boxes });
+}
+
+SOKOBAN_SAMPLES.forEach((sample, index) => $('#sokoban-sample').append(new Option(sample.name, String(index))));
+$('#sokoban-sample').addEventListener('change', (event) => {
+  const sample = SOKOBAN_SAMPLES[Number(event.target.value)];
+  if (!sample) return;
+  $('#level').value = sample.level;
+  drawLevel();
+});
+$('#level').addEventListener('input', drawLevel);
+
+// ---- Search options, from /v1/capabilities.
+
+const puzzleType = () => form.elements.type.value;
+
+function fillSelect(select, values, chosen) {
+  select.replaceChildren(...values.map((value) => new Option(value, value)));
+  select.value = chosen;
+}
+
+function fillOptions() {
+  const kind = capabilities?.puzzles?.[puzzleType()];
+  if (!kind) return;
+  fillSelect($('#algorithm'), kind.algorithms, kind.defaults.algorithm);
+  fillSelect($('#heuristic'), kind.heuristics, kind.defaults.heuristic);
+  fillSelect($('#objective'), kind.objectives, kind.defaults.objective);
+  fillPartitions();
+}
+
+// A partition applies to pattern databases on the board sizes that have standard ones.
+function fillPartitions() {
+  const partitions = capabilities?.puzzles?.sliding?.partitions?.[`${sliding.rows}x${sliding.cols}`] || [];
+  fillSelect($('#partition'), ['', ...partitions], '');
+  $('#partition').options[0].textContent = 'default';
+  $('#partition').disabled = puzzleType() !== 'sliding' || $('#heuristic').value !== 'pattern-database' || !partitions.length;
+}
+$('#heuristic').addEventListener('change', fillPartitions);
+
+function fillLimits() {
+  const limits = capabilities.limits;
+  $('#max-nodes').placeholder = `${limits.max_nodes.toLocaleString('en')} (the most)`;
+  $('#max-nodes').max = String(limits.max_nodes);
+  $('#timeout-ms').placeholder = `${limits.default_timeout_ms} (at most ${limits.max_timeout_ms})`;
+  $('#timeout-ms').max = String(limits.max_timeout_ms);
+}
+
+function showType() {
+  $('#sliding').hidden = puzzleType() !== 'sliding';
+  $('#sokoban').hidden = puzzleType() !== 'sokoban';
+  fillOptions();
+}
+for (const radio of form.elements.type) radio.addEventListener('change', showType);
+
+// ---- Errors next to the field they concern.
+
+function clearErrors() {
+  for (const slot of document.querySelectorAll('.field-error')) slot.textContent = '';
+  for (const field of document.querySelectorAll('[aria-invalid]')) field.removeAttribute('aria-invalid');
+}
+
+function showProblem(problem) {
+  const pointer = problem.pointer || '';
+  const slot =
+    document.querySelector(`.field-error[data-for="${CSS.escape(pointer)}"]`) ||
+    document.querySelector('.field-error[data-for=""]');
+  slot.textContent = `${problem.title}: ${problem.detail}`;
+  document.querySelector(`[data-pointer="${CSS.escape(pointer)}"]`)?.setAttribute('aria-invalid', 'true');
+}
+
+// ---- Running a job.
+
+function currentPuzzle() {
+  return puzzleType() === 'sliding' ? slidingPuzzle() : { type: 'sokoban', level: $('#level').value };
+}
+
+function currentOptions() {
+  const numberIn = (id) => ($(id).value === '' ? undefined : Number($(id).value));
+  return {
+    algorithm: $('#algorithm').value,
+    heuristic: $('#heuristic').value,
+    partition: $('#partition').disabled ? undefined : $('#partition').value,
+    objective: $('#objective').value,
+    weight: numberIn('#weight'),
+    limits: { max_nodes: numberIn('#max-nodes'), timeout_ms: numberIn('#timeout-ms') },
+  };
+}
+
+/** Shows `work` (a promise of a finished job) in the run view, with Cancel live meanwhile. */
+async function track(work) {
+  $('#solve').disabled = true;
+  $('#cancel').disabled = false;
+  try {
+    const job = await work;
+    view.finished(job);
+    if (job.status === 'solved') view.player.element.focus({ preventScroll: true });
+  } catch (error) {
+    if (error.name === 'AbortError' && error.job) view.finished(error.job);
+    else if (error.problem) {
+      showProblem(error.problem);
+      view.error(error.problem.detail);
+    } else view.error(error.message);
+  } finally {
+    $('#solve').disabled = false;
+    $('#cancel').disabled = true;
+    controller = null;
+    refreshRecent();
+  }
+}
+
+function followOptions() {
+  controller = new AbortController();
+  return {
+    signal: controller.signal,
+    onStatus: (job) => view.status(job),
+    onProgress: (progress) => view.progress(progress),
+  };
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  clearErrors();
+  const puzzle = currentPuzzle();
+  view.reset(puzzle);
+  track(client.run(jobRequest(puzzle, currentOptions()), followOptions()));
+});
+$('#cancel').addEventListener('click', () => controller?.abort());
+
+// ---- Recent jobs.
+
+function summary(job) {
+  const puzzle = job.request.puzzle;
+  const what =
+    puzzle.type === 'sliding'
+      ? `${puzzle.tiles.length / puzzle.cols}×${puzzle.cols} sliding`
+      : `Sokoban, ${model(puzzle).boxes.length} boxes`;
+  const length = job.result?.length === null || job.result?.length === undefined ? '' : `, ${job.result.length} moves`;
+  return `${what}: ${job.status}${length}`;
+}
+
+async function refreshRecent() {
+  try {
+    const { jobs } = await client.list({ limit: 10 });
+    $('#recent').replaceChildren(
+      ...jobs.map((job) => {
+        const item = document.createElement('li');
+        const open = document.createElement('button');
+        open.type = 'button';
+        open.className = 'recent-job';
+        open.dataset.id = job.id;
+        open.textContent = summary(job);
+        const time = document.createElement('time');
+        time.dateTime = job.created_at;
+        time.textContent = new Date(job.created_at).toLocaleTimeString();
+        item.append(open, ' ', time);
+        return item;
+      }),
+    );
+  } catch (error) {
+    $('#recent').replaceChildren(Object.assign(document.createElement('li'), { textContent: error.message }));
+  }
+}
+
+function loadPuzzle(puzzle) {
+  const radio = [...form.elements.type].find((r) => r.value === puzzle.type);
+  radio.checked = true;
+  showType();
+  if (puzzle.type === 'sokoban') {
+    $('#level').value = puzzle.level;
+    drawLevel();
+    return;
+  }
+  setShape(puzzle.tiles.length / puzzle.cols, puzzle.cols);
+  const named = ['blank-last', 'blank-first'].find((name) => `${slidingGoal(puzzle.tiles.length, name)}` === `${puzzle.goal}`);
+  sliding.goal = named || puzzle.goal;
+  if (named) $('#goal').value = named;
+  setTiles(puzzle.tiles);
+}
+
+$('#recent').addEventListener('click', async (event) => {
+  const id = event.target.closest('.recent-job')?.dataset.id;
+  if (!id || controller) return;
+  clearErrors();
+  try {
+    const job = await client.job(id);
+    loadPuzzle(job.request.puzzle);
+    view.reset(job.request.puzzle);
+    if (isTerminal(job.status)) view.finished(job);
+    else {
+      view.status(job);
+      track(client.follow(id, followOptions()));
+    }
+  } catch (error) {
+    view.error(error.message);
+  }
+});
+$('#refresh').addEventListener('click', refreshRecent);
+
+// Playback keys work anywhere on the page that is not a form field.
+document.addEventListener('keydown', (event) => {
+  if (event.target !== document.body) return;
+  const copy = new KeyboardEvent('keydown', { key: event.key, cancelable: true, bubbles: true });
+  view.player.element.dispatchEvent(copy);
+  if (copy.defaultPrevented) event.preventDefault();
+});
+
+// ---- Start.
+
+setShape(3, 3);
+setTiles(SLIDING_PRESETS[0].tiles);
+$('#sokoban-sample').value = '0';
+$('#level').value = SOKOBAN_SAMPLES[0].level;
+drawLevel();
+view.reset(slidingPuzzle());
+showType();
+refreshRecent();
+try {
+  capabilities = await client.capabilities();
+  fillOptions();
+  fillLimits();
+} catch (error) {
+  view.error(`Cannot read the service's capabilities: ${error.message}`);
+}

@@ -1,0 +1,96 @@
+// puzzled in any web page: an ES module served at /embed.js.
+//
+//   import { solve, mount } from 'https://puzzled.example/embed.js';
+//   const job = await solve({ type: 'sliding', tiles: [8, 6, 7, 2, 5, 4, 3, 0, 1] },
+//                           { onProgress: (p) => console.log(p.nodes_expanded), signal });
+//   mount(document.querySelector('#solver'), { puzzle: { type: 'sokoban', level: '…' } });
+//
+// From another origin, the service must list that origin in `--cors-origin`.
+
+import { createClient, jobRequest } from './assets/client.js';
+import { createRunView } from './assets/view.js';
+
+export { createClient, jobRequest, ProblemError, isTerminal } from './assets/client.js';
+export { createRunView, describeOutcome } from './assets/view.js';
+export { createPlayer } from './assets/player.js';
+export { createBoard } from './assets/board.js';
+export { model, slidingGoal, slidingSolvable, shuffledSliding, slideTile } from './assets/puzzles.js';
+
+/**
+ * Solves `puzzle` (`{type: 'sliding', tiles, cols?, goal?}` or `{type: 'sokoban', level}`)
+ * and resolves with the finished job, whatever its status. Options: `baseUrl` (default:
+ * where this module came from), `algorithm`, `heuristic`, `partition`, `objective`,
+ * `weight`, `limits: {max_nodes, timeout_ms}`, `onStatus(job)`, `onProgress(progress)`,
+ * and `signal`: aborting it cancels the job and rejects with an AbortError.
+ * A request the service refuses rejects with a ProblemError (`.problem.pointer` names the field).
+ */
+export function solve(puzzle, options = {}) {
+  return createClient(options.baseUrl).run(jobRequest(puzzle, options), options);
+}
+
+// The widget's look comes with it, once per document.
+function linkStyleSheet() {
+  const href = new URL('./assets/player.css', import.meta.url).href;
+  if ([...document.querySelectorAll('link[rel="stylesheet"]')].some((link) => link.href === href)) return;
+  const link = document.createElement('link');
+  link.rel = 'stylesheet';
+  link.href = href;
+  document.head.append(link);
+}
+
+/**
+ * Renders a solver for `puzzle` into `element`: the board, Solve and Cancel, live
+ * progress, the outcome and a player. Takes the options of `solve`, plus `autoSolve`.
+ * Returns `{solve(), cancel(), view}`; `solve()` resolves like the function above.
+ */
+export function mount(element, { puzzle, autoSolve = false, ...options } = {}) {
+  linkStyleSheet();
+  const widget = document.createElement('div');
+  widget.className = 'pz-widget';
+  const view = createRunView(widget);
+  const actions = document.createElement('div');
+  actions.className = 'pz-actions';
+  const solveButton = document.createElement('button');
+  solveButton.type = 'button';
+  solveButton.className = 'pz-solve';
+  solveButton.textContent = 'Solve';
+  const cancelButton = document.createElement('button');
+  cancelButton.type = 'button';
+  cancelButton.className = 'pz-cancel';
+  cancelButton.textContent = 'Cancel';
+  cancelButton.disabled = true;
+  actions.append(solveButton, cancelButton);
+  widget.prepend(actions);
+  element.replaceChildren(widget);
+  view.reset(puzzle);
+
+  let controller = null;
+  async function run() {
+    controller?.abort();
+    controller = new AbortController();
+    solveButton.disabled = true;
+    cancelButton.disabled = false;
+    try {
+      const job = await solve(puzzle, {
+        ...options,
+        signal: controller.signal,
+        onStatus: (job) => view.status(job),
+        onProgress: (progress) => view.progress(progress),
+      });
+      view.finished(job);
+      return job;
+    } catch (error) {
+      if (error.job) view.finished(error.job);
+      else view.error(error.message);
+      throw error;
+    } finally {
+      solveButton.disabled = false;
+      cancelButton.disabled = true;
+    }
+  }
+  // The button's own promise has nobody to tell; the view already shows what happened.
+  solveButton.addEventListener('click', () => run().catch(() => {}));
+  cancelButton.addEventListener('click', () => controller?.abort());
+  if (autoSolve) run().catch(() => {});
+  return { solve: run, cancel: () => controller?.abort(), view };
+}
