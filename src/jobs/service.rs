@@ -26,6 +26,8 @@ const POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// Nodes a synchronous solve may spend before the job is queued: a few milliseconds of
 /// search, which answers every 8-puzzle and most small boards without a queue round trip.
 pub const INLINE_NODE_BUDGET: u64 = 20_000;
+/// And the time it may spend, for searches whose nodes are costly (Sokoban box moves).
+pub const INLINE_TIME_BUDGET: Duration = Duration::from_millis(50);
 
 #[derive(Clone, Debug)]
 pub enum JobEvent {
@@ -204,7 +206,8 @@ impl JobService {
         Ok((record, created))
     }
 
-    /// Runs a small job at once, within [`INLINE_NODE_BUDGET`] nodes, and records it
+    /// Runs a small job at once, within [`INLINE_NODE_BUDGET`] nodes and
+    /// [`INLINE_TIME_BUDGET`], and records it
     /// finished (durably: the answer waits for the commit). `Ok(None)` when it needs more (or carries an idempotency key, which
     /// only the queue checks): submit it to the queue then.
     pub async fn solve_now(&self, job: &NewJob) -> Result<Option<JobRecord>, SubmitError> {
@@ -222,9 +225,12 @@ impl JobService {
             .expect("the semaphore is never closed");
         let created_at = now_ms();
         let requested_nodes = job.spec.limits.max_nodes;
+        let requested_time = job.spec.limits.timeout;
         let mut trial = job.spec.clone();
         trial.limits.max_nodes =
             Some(requested_nodes.map_or(INLINE_NODE_BUDGET, |n| n.min(INLINE_NODE_BUDGET)));
+        trial.limits.timeout =
+            Some(requested_time.map_or(INLINE_TIME_BUDGET, |t| t.min(INLINE_TIME_BUDGET)));
         let tables = Arc::clone(&self.tables);
         let ran = tokio::task::spawn_blocking(move || {
             run::run_job(&trial, &tables, CancelFlag::new(), None)
@@ -235,9 +241,15 @@ impl JobService {
         let Ok(Ok(report)) = ran else {
             return Ok(None);
         };
-        let stopped_by_trial_budget = report.status
-            == JobStatus::Exhausted(ExhaustedReason::NodeLimit)
-            && requested_nodes.is_none_or(|n| n > INLINE_NODE_BUDGET);
+        let stopped_by_trial_budget = match report.status {
+            JobStatus::Exhausted(ExhaustedReason::NodeLimit) => {
+                requested_nodes.is_none_or(|n| n > INLINE_NODE_BUDGET)
+            }
+            JobStatus::Exhausted(ExhaustedReason::Timeout) => {
+                requested_time.is_none_or(|t| t > INLINE_TIME_BUDGET)
+            }
+            _ => false,
+        };
         if stopped_by_trial_budget {
             return Ok(None);
         }

@@ -463,3 +463,57 @@ fn greedy_search_expands_states_whose_path_it_shortened() {
     let text = plan::lurd(domain.board(), &solution.actions).expect("plan");
     assert!(replay(&lvl, &text, Snapshots::None).solved);
 }
+
+/// Runs `algorithm` through [`solve`] with `techniques`; the pushes of the plan after
+/// replaying its LURD, or `None` when the search proved the level unsolvable.
+fn solve_through(lvl: &Level, techniques: Techniques, algorithm: Algorithm) -> Option<usize> {
+    let (report, board) = solve(lvl, techniques, algorithm, &mut Budget::unlimited());
+    match report.outcome {
+        Outcome::Solved(solution) => {
+            let text = plan::lurd(&board, &solution.actions).expect("plan");
+            let r = replay(lvl, &text, Snapshots::None);
+            assert!(r.solved, "{text}: {r:?}");
+            assert_eq!(r.pushes as u32, solution.cost, "{text}");
+            Some(r.pushes)
+        }
+        Outcome::Unsolvable => None,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// A box move is its shortest push path, so A* over box moves is still push-optimal;
+    /// and the feature-space search solves exactly the solvable levels, with plans
+    /// that replay.
+    #[test]
+    fn box_moves_keep_push_optima_and_fess_is_complete(
+        text in prop_oneof![random_level(), scrambled_level()]
+    ) {
+        if let Ok(lvl) = Level::parse(&text) {
+            let expected = reference_pushes(&lvl);
+            let moves = Techniques {
+                box_moves: true,
+                ..Techniques::optimal(Bound::Matching)
+            };
+            let a_star = Algorithm::AStar { weight: Weight::ONE };
+            prop_assert_eq!(solve_through(&lvl, moves, a_star), expected, "{}", text);
+            let fess = Techniques { box_moves: true, ..Techniques::any(Bound::Matching) };
+            let found = solve_through(&lvl, fess, Algorithm::FeatureSpace);
+            prop_assert_eq!(found.is_some(), expected.is_some(), "{}", text);
+        }
+    }
+}
+
+#[test]
+fn fess_solves_xsokoban_1_through_box_moves() {
+    let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
+    let lvl = level(&read_collection(xsokoban)[0].text);
+    let techniques = Techniques {
+        box_moves: true,
+        ..Techniques::any(Bound::Matching)
+    };
+    let pushes = solve_through(&lvl, techniques, Algorithm::FeatureSpace);
+    // 97 is the optimum; any solution has at least as many pushes.
+    assert!(pushes.is_some_and(|p| p >= 97), "{pushes:?}");
+}
