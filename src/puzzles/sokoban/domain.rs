@@ -5,6 +5,8 @@
 
 use std::cell::RefCell;
 
+use smallvec::{SmallVec, smallvec};
+
 use super::board::{Board, NONE, UNREACHABLE};
 use super::corral::{Corrals, Verdict};
 use super::deadlock::freeze_deadlock;
@@ -12,12 +14,16 @@ use super::matching::{FORBIDDEN, Hungarian};
 use super::{Direction, Level};
 use crate::search::{Cost, Domain, Features, Successor};
 
+/// Boxes as a bitset over squares.
+pub type BoxSet = SmallVec<[u64; 4]>;
+
 /// A position: the boxes as a bitset over the board's squares, and the normalised
 /// player. It is also the duplicate key: a real key, not a hash of one (`bound` is a
 /// function of the boxes, so it never splits equal positions).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct State {
-    pub boxes: Box<[u64]>,
+    /// Inline up to 256 squares, so most states own no heap memory.
+    pub boxes: BoxSet,
     pub player: u16,
     /// The estimate, computed once when the state is generated: a push moves one box,
     /// so the matching is repaired in O(n²) from the parent's instead of redone. It is
@@ -315,7 +321,7 @@ impl Domain for SokobanDomain {
     type Action = Push;
 
     fn initial_state(&self) -> State {
-        let mut boxes = vec![0; words(&self.board)].into_boxed_slice();
+        let mut boxes: BoxSet = smallvec![0; words(&self.board)];
         for &b in self.board.start_boxes() {
             flip(&mut boxes, b);
         }
@@ -335,7 +341,7 @@ impl Domain for SokobanDomain {
     }
 
     fn is_goal(&self, state: &State) -> bool {
-        state.boxes == self.goal_bits
+        state.boxes[..] == self.goal_bits[..]
     }
 
     fn key(&self, state: &State) -> State {
@@ -424,7 +430,10 @@ impl Domain for SokobanDomain {
     }
 
     fn state_heap_bytes(&self) -> usize {
-        // The bitset, plus the allocator's bookkeeping for it.
-        words(&self.board) * 8 + 16
+        // A bitset too big to sit inline, plus the allocator's bookkeeping for it.
+        match words(&self.board) {
+            n if n > 4 => n * 8 + 16,
+            _ => 0,
+        }
     }
 }
