@@ -4,17 +4,18 @@
 //! ```text
 //! cargo run --release --example sokoban_techniques -- benches/data/microban155.xsb any 10000 [ids]
 //! ```
-//! `any` runs greedy best-first (the `any` objective), `optimal` runs A*.
+//! `any` runs greedy best-first over pushes, `fess` the feature-space search over box
+//! moves (the two searches the `any` objective leans on), `optimal` runs A*.
 
 use std::time::Duration;
 
-use puzzled::puzzles::sokoban::{self, Bound, Level, SokobanDomain, Techniques};
-use puzzled::search::{self, Algorithm, Budget, CancelFlag, Limits, Outcome, Weight};
+use puzzled::puzzles::sokoban::{self, Bound, Level, Techniques};
+use puzzled::search::{Algorithm, Budget, CancelFlag, Limits, Outcome, Weight};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [path, objective, timeout_ms, rest @ ..] = args.as_slice() else {
-        eprintln!("usage: sokoban_techniques FILE any|optimal TIMEOUT_MS [ID,ID,...]");
+        eprintln!("usage: sokoban_techniques FILE any|fess|optimal TIMEOUT_MS [ID,ID,...]");
         std::process::exit(2);
     };
     let text = std::fs::read_to_string(path).expect("read the collection");
@@ -34,6 +35,13 @@ fn main() {
             Algorithm::AStar {
                 weight: Weight::ONE,
             },
+        ),
+        "fess" => (
+            Techniques {
+                box_moves: true,
+                ..Techniques::any(Bound::Matching)
+            },
+            Algorithm::FeatureSpace,
         ),
         _ => (Techniques::any(Bound::Matching), Algorithm::GreedyBestFirst),
     };
@@ -67,22 +75,29 @@ fn main() {
                 ..base
             },
         ),
+        (
+            "single pushes instead of box moves",
+            Techniques {
+                box_moves: false,
+                ..base
+            },
+        ),
     ];
     println!("| configuration | solved | nodes expanded (solved levels) | total s | unsolved |");
     println!("|---|---|---|---|---|");
     for (name, techniques) in configurations {
         if techniques == base && name != "all on" {
-            continue; // packing is already off for `optimal`
+            continue; // packing is off for `optimal`, box moves for all but `fess`
         }
         let (mut solved, mut nodes, mut seconds, mut unsolved) = (0, 0, 0.0, Vec::new());
         for (index, level) in &levels {
-            let domain = SokobanDomain::new(level, techniques);
             let limits = Limits {
                 timeout: Some(timeout),
                 ..Limits::default()
             };
-            let report = search::solve(
-                &domain,
+            let (report, _) = sokoban::solve(
+                level,
+                techniques,
                 algorithm,
                 &mut Budget::new(limits, CancelFlag::new()),
             );
