@@ -277,6 +277,7 @@ async fn a_stalled_worker_whose_lease_was_taken_over_cannot_write(db: Db) {
             priority: 0,
             idempotency_key: None,
             request_hash: None,
+            client: None,
         })
         .await
         .expect("insert");

@@ -222,9 +222,12 @@ impl Domain for BoxMoveDomain {
                     if freeze && freeze_deadlock(board, &boxes, to, &mut scratch.frozen) {
                         return true;
                     }
-                    let bound =
-                        self.pushes
-                            .lower_bound(&mut scratch.hungarian, &boxes, &list, Some((row, to)));
+                    let bound = self.pushes.lower_bound(
+                        &mut scratch.hungarian,
+                        &boxes,
+                        &list,
+                        Some((row, to)),
+                    );
                     if let Some(bound) = bound {
                         out.push(Successor {
                             action: BoxMove { from, to, side },

@@ -286,7 +286,12 @@ impl SokobanDomain {
         scratch.box_list.clear();
         scratch.box_list.extend(squares(&state.boxes));
         if self.techniques.bound == Bound::Matching {
-            self.lower_bound(&mut scratch.hungarian, &state.boxes, &scratch.box_list, None)?;
+            self.lower_bound(
+                &mut scratch.hungarian,
+                &state.boxes,
+                &scratch.box_list,
+                None,
+            )?;
         }
         Some(only_corral)
     }
@@ -365,7 +370,8 @@ impl Domain for SokobanDomain {
                 {
                     continue;
                 }
-                let Some(bound) = self.lower_bound(&mut scratch.hungarian, &boxes, &list, Some((row, to)))
+                let Some(bound) =
+                    self.lower_bound(&mut scratch.hungarian, &boxes, &list, Some((row, to)))
                 else {
                     continue;
                 };

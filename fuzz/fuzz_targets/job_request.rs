@@ -1,0 +1,9 @@
+//! `cargo +nightly fuzz run job_request -- -jobs=1 -workers=1`: see `tests/fuzz_checks`.
+#![no_main]
+
+#[path = "../../tests/fuzz_checks/mod.rs"]
+mod fuzz_checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    fuzz_checks::job_request(data);
+});
