@@ -41,6 +41,6 @@ started=$(date +%s)
 schemathesis run "http://$address/openapi.yaml" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
   --phases examples,coverage,fuzzing \
-  --max-examples 150 --seed 7 --workers 1 --request-timeout 70 \
+  --max-examples 400 --seed 7 --workers 1 --request-timeout 70 \
   --generation-database none --no-color --warnings off
 echo "schemathesis passed in $(( $(date +%s) - started )) s"
