@@ -66,16 +66,26 @@ pub struct ServeArgs {
     /// Search threads (default: the number of cores)
     #[arg(long, env = "PUZZLED_WORKERS")]
     pub workers: Option<usize>,
+    /// Most nodes a job may expand (the default for requests without limits.max_nodes;
+    /// a larger request is refused with 422)
     #[arg(long, env = "PUZZLED_MAX_NODES", default_value_t = 200_000_000)]
     pub max_nodes: u64,
+    /// Time limit for requests without limits.timeout_ms
     #[arg(long, env = "PUZZLED_DEFAULT_TIMEOUT_MS", default_value_t = 30_000)]
     pub default_timeout_ms: u64,
+    /// Largest limits.timeout_ms a request may ask for (more is refused with 422)
     #[arg(long, env = "PUZZLED_MAX_TIMEOUT_MS", default_value_t = 300_000)]
     pub max_timeout_ms: u64,
+    /// Jobs waiting in the queue at most; a submission beyond is refused with 503
     #[arg(long, env = "PUZZLED_MAX_QUEUED", default_value_t = 1000)]
     pub max_queued: i64,
+    /// Jobs one client (IP address) may have waiting in the queue; beyond, 429
+    #[arg(long, env = "PUZZLED_MAX_QUEUED_PER_CLIENT", default_value_t = 100)]
+    pub max_queued_per_client: i64,
+    /// Largest request body; a larger one is refused with 413
     #[arg(long, env = "PUZZLED_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
     pub max_body_bytes: usize,
+    /// Most cells of a sliding board (8x8 = 64 is the most the solver takes); more is 422
     #[arg(long, env = "PUZZLED_MAX_BOARD_CELLS", default_value_t = 64)]
     pub max_board_cells: u64,
     /// Memory cap per job for stored states (A*, BFS), in MiB

@@ -81,6 +81,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let config = ServiceConfig {
         workers,
         max_queued: args.max_queued,
+        max_queued_per_client: args.max_queued_per_client,
         max_attempts: 3,
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
         lease: Duration::from_millis(args.lease_ms.max(100)),
@@ -142,6 +143,8 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         Role::All | Role::Api => http::router(state),
     };
     let stopping = Arc::clone(&service);
+    // The peer's address names the client for the per-client queue limit.
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;

@@ -22,7 +22,9 @@ use sqlx::{Connection, Executor, Row};
 const KORF_88: [u64; 16] = [15, 2, 12, 11, 14, 13, 9, 5, 1, 3, 8, 7, 0, 10, 6, 4];
 
 fn api(store: &TestStore) -> Server {
-    Server::launch(store, &["--role", "api"])
+    // These tests submit hundreds of jobs from one address on purpose: the per-client
+    // limit (tested in tests/limits.rs) is raised to the global one.
+    Server::launch(store, &["--role", "api", "--max-queued-per-client", "1000"])
 }
 
 /// A worker process with `threads` search threads and leases of `lease_ms`.
@@ -277,6 +279,7 @@ async fn a_stalled_worker_whose_lease_was_taken_over_cannot_write(db: Db) {
             priority: 0,
             idempotency_key: None,
             request_hash: None,
+            client: None,
         })
         .await
         .expect("insert");

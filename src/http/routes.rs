@@ -1,11 +1,12 @@
 //! Route handlers: parse, call the job service, answer. Nothing else.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -14,11 +15,11 @@ use futures_util::Stream;
 use serde::Deserialize;
 use tokio::sync::broadcast;
 
-use super::AppState;
 use super::problem::Problem;
 use super::wire::{
     self, JobList, JobRequest, JobView, ProgressView, RequestError, ValidateRequest,
 };
+use super::{AppState, Caps};
 use crate::jobs::service::JobEvent;
 use crate::jobs::store::{CancelOutcome, DeleteOutcome, JobRecord, NewJob, Stage};
 use crate::jobs::{AlgorithmChoice, HeuristicChoice, JobSpec, PuzzleSpec};
@@ -55,11 +56,11 @@ fn within(field: &'static str, name: &'static str, value: u64, cap: u64) -> Resu
     Ok(value)
 }
 
-/// Applies the service's caps: absent limits take the caps, larger ones are refused.
-fn capped(state: &AppState, request: JobRequest) -> Result<(JobSpec, i64), Problem> {
+/// A job request validated into a spec with the service's caps applied: absent limits
+/// take the caps, larger ones are refused. Pure (no I/O), so the fuzzer drives it as is.
+pub fn capped(caps: &Caps, request: JobRequest) -> Result<(JobSpec, i64), Problem> {
     let priority = request.priority.unwrap_or(0);
     let mut spec = request.into_spec()?;
-    let caps = &state.caps;
     // Sokoban levels are held to the parser's own limits (100x100 squares, 500 boxes).
     if let PuzzleSpec::Sliding(puzzle) = &spec.puzzle {
         within(
@@ -103,7 +104,12 @@ fn fingerprint(request: &JobRequest) -> String {
 }
 
 /// The job a request asks for, with the caps applied and its idempotency key read.
-fn new_job(state: &AppState, headers: &HeaderMap, request: JobRequest) -> Result<NewJob, Problem> {
+fn new_job(
+    state: &AppState,
+    client: SocketAddr,
+    headers: &HeaderMap,
+    request: JobRequest,
+) -> Result<NewJob, Problem> {
     let idempotency_key = match headers.get("idempotency-key") {
         Some(value) => Some(
             value
@@ -123,12 +129,13 @@ fn new_job(state: &AppState, headers: &HeaderMap, request: JobRequest) -> Result
         None => None,
     };
     let request_hash = idempotency_key.as_ref().map(|_| fingerprint(&request));
-    let (spec, priority) = capped(state, request)?;
+    let (spec, priority) = capped(&state.caps, request)?;
     Ok(NewJob {
         spec,
         priority,
         idempotency_key,
         request_hash,
+        client: Some(client.ip().to_string()),
     })
 }
 
@@ -146,10 +153,11 @@ fn accepted(job: &JobRecord) -> Response {
 
 pub async fn create_job(
     State(state): State<Arc<AppState>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Body(request): Body<JobRequest>,
 ) -> Result<Response, Problem> {
-    let job = new_job(&state, &headers, request)?;
+    let job = new_job(&state, client, &headers, request)?;
     let (job, _) = state.service.submit(job).await?;
     Ok(accepted(&job))
 }
@@ -450,13 +458,14 @@ pub struct SolveQuery {
 
 pub async fn solve(
     State(state): State<Arc<AppState>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     query: Result<Query<SolveQuery>, axum::extract::rejection::QueryRejection>,
     Body(request): Body<JobRequest>,
 ) -> Result<Response, Problem> {
     let Query(query) = query?;
     let wait = Duration::from_millis(query.wait_ms.unwrap_or(10_000).min(MAX_WAIT_SECONDS * 1000));
-    let job = new_job(&state, &headers, request)?;
+    let job = new_job(&state, client, &headers, request)?;
     if let Some(finished) = state.service.solve_now(&job).await? {
         return Ok((StatusCode::OK, Json(JobView::from(&finished))).into_response());
     }
@@ -503,6 +512,7 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
             "max_timeout_ms": state.caps.max_timeout_ms,
             "max_body_bytes": state.caps.max_body_bytes,
             "max_queued_jobs": state.service.config().max_queued,
+            "max_queued_jobs_per_client": state.service.config().max_queued_per_client,
             "max_wait_seconds": MAX_WAIT_SECONDS,
         },
     }))

@@ -462,6 +462,10 @@ pub struct JobList {
     pub next_cursor: Option<String>,
 }
 
+/// Most board squares (steps × squares per board) `/v1/validate` returns with
+/// `include_boards`: a few megabytes of JSON.
+pub const MAX_VALIDATE_BOARD_SQUARES: usize = 2_000_000;
+
 /// `POST /v1/validate` body.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -509,7 +513,26 @@ impl ValidateRequest {
             step: e.step,
             reason: e.reason,
         };
-        Ok(match request.into_spec()?.puzzle {
+        let puzzle = request.into_spec()?.puzzle;
+        if self.include_boards {
+            let squares = match &puzzle {
+                PuzzleSpec::Sliding(puzzle) => puzzle.geometry().cells(),
+                PuzzleSpec::Sokoban(level) => level.rows() * (level.cols() + 1),
+            };
+            // A board per step: a long plan on a large level would make an answer of
+            // hundreds of megabytes from a body of a few kilobytes.
+            let steps = self.plan.chars().count() as u64;
+            let cap = (MAX_VALIDATE_BOARD_SQUARES / squares) as u64;
+            if steps > cap {
+                return Err(RequestError::OverLimit {
+                    field: "/include_boards",
+                    name: "plan length with include_boards on this board",
+                    value: steps,
+                    cap,
+                });
+            }
+        }
+        Ok(match puzzle {
             PuzzleSpec::Sliding(puzzle) => {
                 let replay =
                     crate::puzzles::sliding::replay(&puzzle, &self.plan, self.include_boards);

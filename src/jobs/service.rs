@@ -51,6 +51,9 @@ impl JobEvent {
 pub struct ServiceConfig {
     pub workers: usize,
     pub max_queued: i64,
+    /// Queued jobs one client (one IP address) may have at once, so that one client
+    /// cannot take the whole queue.
+    pub max_queued_per_client: i64,
     pub max_attempts: i64,
     /// How long running jobs may finish after shutdown starts before they are requeued.
     pub shutdown_grace: Duration,
@@ -66,6 +69,10 @@ pub struct ServiceConfig {
 pub enum SubmitError {
     #[error("the queue is full ({0} jobs waiting)")]
     QueueFull(i64),
+    #[error(
+        "this client already has {queued} jobs waiting, the most one client may queue is {cap}; wait for some to start or cancel them"
+    )]
+    ClientQueueFull { queued: i64, cap: i64 },
     #[error("the service is shutting down")]
     ShuttingDown,
     #[error(transparent)]
@@ -189,10 +196,27 @@ impl JobService {
         if self.is_stopping() {
             return Err(SubmitError::ShuttingDown);
         }
-        if job.idempotency_key.is_none() {
+        // A retry of a job already accepted is answered with it whatever the limits say;
+        // a new key is a new job and counts like any other.
+        if let Some(key) = &job.idempotency_key
+            && let Some(existing) = self
+                .store
+                .by_idempotency_key(key, job.request_hash.as_deref())
+                .await?
+        {
+            return Ok((existing, false));
+        }
+        {
             let queued = self.store.count_queued().await?;
             if queued >= self.config.max_queued {
                 return Err(SubmitError::QueueFull(queued));
+            }
+            if let Some(client) = &job.client {
+                let queued = self.store.count_queued_by(client).await?;
+                let cap = self.config.max_queued_per_client;
+                if queued >= cap {
+                    return Err(SubmitError::ClientQueueFull { queued, cap });
+                }
             }
         }
         let (record, created) = self.store.insert(job).await?;

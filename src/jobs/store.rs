@@ -122,6 +122,8 @@ pub struct NewJob {
     pub idempotency_key: Option<String>,
     /// Fingerprint of the request body, to tell an honest retry from a reused key.
     pub request_hash: Option<String>,
+    /// Who asked (the peer's IP address), for the per-client queue limit.
+    pub client: Option<String>,
 }
 
 /// What cancelling did.
@@ -338,8 +340,8 @@ impl Store {
         let id = uuid::Uuid::new_v4().to_string();
         let inserted = sqlx::query(concat!(
             "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, \
-             objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at) \
-             VALUES ($1, 'queued', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING ",
+             objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at, client) \
+             VALUES ($1, 'queued', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING ",
             columns!()
         ))
         .bind(&id)
@@ -348,6 +350,7 @@ impl Store {
             .bind(&job.idempotency_key)
             .bind(&job.request_hash)
             .bind(now_ms())
+            .bind(&job.client)
             .fetch_one(&self.writer)
             .await;
         match inserted {
@@ -370,7 +373,8 @@ impl Store {
         }
     }
 
-    async fn by_idempotency_key(
+    /// The job an earlier request with this key made; a conflict if its body differed.
+    pub async fn by_idempotency_key(
         &self,
         key: &str,
         hash: Option<&str>,
@@ -399,6 +403,17 @@ impl Store {
     pub async fn count_queued(&self) -> Result<i64, StoreError> {
         Ok(
             sqlx::query("SELECT COUNT(*) AS n FROM jobs WHERE status = 'queued'")
+                .fetch_one(&self.reader)
+                .await?
+                .try_get("n")?,
+        )
+    }
+
+    /// Jobs `client` has waiting in the queue.
+    pub async fn count_queued_by(&self, client: &str) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query("SELECT COUNT(*) AS n FROM jobs WHERE client = $1 AND status = 'queued'")
+                .bind(client)
                 .fetch_one(&self.reader)
                 .await?
                 .try_get("n")?,

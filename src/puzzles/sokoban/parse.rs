@@ -45,8 +45,13 @@ fn expand_rows(text: &str) -> Result<Vec<Vec<char>>, LevelError> {
         }
         rows.push(row);
     }
-    // Blank rows around the board are not part of it.
-    let blank = |row: &Vec<char>| row.iter().all(|c| c.is_whitespace());
+    // Blank rows around the board are not part of it, nor are rows of floor alone
+    // (`---`): outside the walls, they would print as blank lines that parse to a
+    // smaller board (the fuzzer found this).
+    let blank = |row: &Vec<char>| {
+        row.iter()
+            .all(|&c| c.is_whitespace() || c == '-' || c == '_')
+    };
     while rows.last().is_some_and(blank) {
         rows.pop();
     }
