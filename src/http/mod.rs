@@ -2,6 +2,7 @@
 //! types (also printed by the CLI's `--json`), and the web page and widget (`web`).
 
 pub mod problem;
+pub mod rate_limit;
 pub mod routes;
 pub mod web;
 pub mod wire;
