@@ -95,6 +95,30 @@ pub struct ServeArgs {
     /// scheme://host[:port] or `*` for any (repeat or comma-separate); default: same origin only
     #[arg(long, env = "PUZZLED_CORS_ORIGIN", value_delimiter = ',')]
     pub cors_origin: Vec<String>,
+    /// A file of API keys, one a line: a key, or `sha256:` and the key's SHA-256 in hex;
+    /// `#` comments. With keys, every /v1 route needs `Authorization: Bearer <key>` and
+    /// each key sees only its own jobs
+    #[arg(long, env = "PUZZLED_API_KEYS_FILE")]
+    pub api_keys_file: Option<PathBuf>,
+    /// API keys, comma-separated, added to the file's (better set in the environment than
+    /// on a command line, which other users of the machine can read)
+    #[arg(
+        long,
+        env = "PUZZLED_API_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub api_keys: Vec<String>,
+    /// Requests per second one client (API key, or IP address without keys) may make to
+    /// /v1 on average; 0: no limit. Counted in each process
+    #[arg(long, env = "PUZZLED_RATE_LIMIT", default_value_t = 50.0, value_parser = rate)]
+    pub rate_limit: f64,
+    /// Requests one client may make at once above --rate-limit before it must wait
+    #[arg(long, env = "PUZZLED_RATE_BURST", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_burst: u32,
+    /// Serve /healthz, /readyz and /metrics on this address instead of beside the API
+    #[arg(long, env = "PUZZLED_OPS_BIND")]
+    pub ops_bind: Option<String>,
     /// Finished jobs are deleted after this many hours
     #[arg(long, env = "PUZZLED_RETENTION_HOURS", default_value_t = 24)]
     pub retention_hours: u64,
@@ -110,6 +134,19 @@ pub struct ServeArgs {
     /// Where pattern databases are cached
     #[arg(long, env = "PUZZLED_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+}
+
+/// A request rate: 0 (no limit), or from one request in 1000 s to any finite number a
+/// second.
+fn rate(text: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|rate| rate.is_finite() && (*rate == 0.0 || *rate >= 0.001))
+        .ok_or_else(|| {
+            format!(
+                "'{text}' is not a rate: give requests per second, 0 (no limit) or 0.001 and up"
+            )
+        })
 }
 
 /// `serve`'s flags alone, so a bare `puzzled` gets their defaults and environment.

@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::ServeArgs;
-use crate::http::{self, AppState, Caps};
+use crate::http::access::{Access, ApiKeys, KeysError};
+use crate::http::rate_limit::RateLimiter;
+use crate::http::{self, AppState, Caps, Operations};
 use crate::jobs::TableStore;
 use crate::jobs::service::{JobService, ServiceConfig};
 use crate::jobs::store::{Backend, Store, StoreError, now_ms};
@@ -41,6 +43,13 @@ pub enum ServeError {
         "--cors-origin {0:?} is not an origin: give `*` or scheme://host[:port], with no path or trailing slash"
     )]
     CorsOrigin(String),
+    #[error("cannot read the API keys file {path}: {error}")]
+    KeysFile {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    #[error("bad API keys: {0}")]
+    Keys(#[from] KeysError),
     #[error("the server stopped: {0}")]
     Server(std::io::Error),
 }
@@ -61,6 +70,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             http::parse_origin(origin).ok_or_else(|| ServeError::CorsOrigin(origin.clone()))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let access = access(&args)?;
     // First, so that what start-up records (recovered jobs) is counted.
     let metrics = http::install_metrics()?;
     let store = Store::open(&args.database_url)
@@ -88,14 +98,32 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         runs_searches: args.role != Role::Api,
     };
     let service = JobService::new(store.clone(), Arc::clone(&tables), config);
-    let listener = tokio::net::TcpListener::bind(&args.bind)
-        .await
-        .map_err(|error| ServeError::Bind {
-            bind: args.bind.clone(),
-            error,
-        })?;
+    // A worker serves nothing but operations: on --ops-bind when given, else on --bind.
+    // The others serve operations on a listener of their own when --ops-bind is given.
+    let (main_bind, ops_bind) = match (args.role, &args.ops_bind) {
+        (Role::Worker, Some(ops_bind)) => (ops_bind, None),
+        (_, ops_bind) => (&args.bind, ops_bind.as_ref()),
+    };
+    let listener = bind(main_bind).await?;
     let address = listener.local_addr().map_err(ServeError::Server)?;
-    tracing::info!(%address, workers, role = ?args.role, database = %redacted(&args.database_url), "puzzled listening");
+    let ops_listener = match ops_bind {
+        Some(ops_bind) => Some(bind(ops_bind).await?),
+        None => None,
+    };
+    let ops_address = ops_listener
+        .as_ref()
+        .map(tokio::net::TcpListener::local_addr)
+        .transpose()
+        .map_err(ServeError::Server)?;
+    tracing::info!(
+        %address,
+        ops_address = ops_address.map(tracing::field::display),
+        workers,
+        role = ?args.role,
+        database = %redacted(&args.database_url),
+        api_keys = access.keys.as_ref().map_or(0, ApiKeys::count),
+        "puzzled listening"
+    );
 
     service.recover().await.map_err(|error| ServeError::Store {
         url: redacted(&args.database_url),
@@ -137,13 +165,27 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         service: Arc::clone(&service),
         caps,
         metrics,
+        access,
     });
-    let app = match args.role {
-        Role::Worker => http::operations_router(state),
-        Role::All | Role::Api => http::router(state),
+    if let Some(ops_listener) = ops_listener {
+        let operations = http::operations_router(Arc::clone(&state));
+        // Aborted with the other background tasks once the API has stopped, so that
+        // /readyz answers 503 through the shutdown.
+        background.push(tokio::spawn(async move {
+            if let Err(error) = axum::serve(ops_listener, operations).await {
+                tracing::error!(%error, "the operations listener stopped");
+            }
+        }));
+    }
+    tokio::spawn(evict_idle_callers(Arc::clone(&state)));
+    let app = match (args.role, ops_address) {
+        (Role::Worker, _) => http::operations_router(state),
+        (Role::All | Role::Api, None) => http::router(state, Operations::Here),
+        (Role::All | Role::Api, Some(_)) => http::router(state, Operations::Elsewhere),
     };
     let stopping = Arc::clone(&service);
-    // The peer's address names the client for the per-client queue limit.
+    // The peer's address names the client for request rates and the per-client queue
+    // limit when the service has no API keys.
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -157,6 +199,48 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         task.abort();
     }
     Ok(())
+}
+
+async fn bind(address: &str) -> Result<tokio::net::TcpListener, ServeError> {
+    tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|error| ServeError::Bind {
+            bind: address.to_string(),
+            error,
+        })
+}
+
+/// The API keys (from `--api-keys-file` and `PUZZLED_API_KEYS`) and the rate limiter.
+fn access(args: &ServeArgs) -> Result<Access, ServeError> {
+    let text = match &args.api_keys_file {
+        Some(path) => {
+            Some(
+                std::fs::read_to_string(path).map_err(|error| ServeError::KeysFile {
+                    path: path.clone(),
+                    error,
+                })?,
+            )
+        }
+        None => None,
+    };
+    Ok(Access {
+        keys: ApiKeys::parse(text.as_deref(), &args.api_keys)?,
+        limiter: (args.rate_limit > 0.0)
+            .then(|| RateLimiter::new(args.rate_limit, args.rate_burst)),
+    })
+}
+
+/// Forgets, once a minute, the callers whose request-rate bucket has refilled, so that
+/// the limiter's memory follows the callers of the last minute, not all callers ever.
+async fn evict_idle_callers(state: Arc<AppState>) {
+    let Some(limiter) = &state.access.limiter else {
+        return;
+    };
+    let mut tick = tokio::time::interval(Duration::from_secs(60));
+    loop {
+        tick.tick().await;
+        limiter.evict_idle(std::time::Instant::now());
+    }
 }
 
 /// Builds the small 4×4 tables (6-6-3, seconds) in the background so `auto` can use

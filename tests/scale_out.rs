@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Db, Server, TestStore, client, get, post};
-use puzzled::jobs::store::{LeaseState, NewJob, Stage, Store};
+use puzzled::jobs::store::{LeaseState, NewJob, Owner, Stage, Store};
 use puzzled::jobs::{
     AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec, TableStore,
     run_job,
@@ -280,6 +280,7 @@ async fn a_stalled_worker_whose_lease_was_taken_over_cannot_write(db: Db) {
             idempotency_key: None,
             request_hash: None,
             client: None,
+            owner: Owner::Anyone,
         })
         .await
         .expect("insert");

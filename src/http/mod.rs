@@ -1,6 +1,8 @@
 //! The edge: axum routes over the job service, problem+json errors, SSE, the wire
-//! types (also printed by the CLI's `--json`), and the web page and widget (`web`).
+//! types (also printed by the CLI's `--json`), the web page and widget (`web`), and who
+//! may call how often (`access`, `rate_limit`).
 
+pub mod access;
 pub mod problem;
 pub mod rate_limit;
 pub mod routes;
@@ -12,6 +14,8 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::middleware;
+use axum::response::Response;
 use axum::routing::{get, post};
 use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -39,12 +43,24 @@ pub struct AppState {
     pub caps: Caps,
     /// Renders what the `metrics` facade recorded, for `GET /metrics`.
     pub metrics: PrometheusHandle,
+    pub access: access::Access,
 }
 
-pub fn router(state: Arc<AppState>) -> Router {
+/// Where health, readiness and metrics are served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operations {
+    /// Beside the API, on its listener.
+    Here,
+    /// On a listener of their own (`--ops-bind`), not beside the API.
+    Elsewhere,
+}
+
+pub fn router(state: Arc<AppState>, operations: Operations) -> Router {
     let cors = cors(&state.caps.cors_origins);
     let max_body = state.caps.max_body_bytes;
-    Router::new()
+    // Every /v1 route, and only those, goes through the guard (API keys, request rate,
+    // no-store); the page, the widget, the contract and operations stay open.
+    let app = Router::new()
         .route("/v1/jobs", post(routes::create_job).get(routes::list_jobs))
         .route(
             "/v1/jobs/{id}",
@@ -55,15 +71,33 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/solve", post(routes::solve))
         .route("/v1/validate", post(routes::validate))
         .route("/v1/capabilities", get(routes::capabilities))
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            access::guard,
+        ))
         .route("/openapi.yaml", get(routes::openapi))
         .route("/", get(web::page))
         .route("/embed.js", get(web::embed))
-        .route("/assets/{file}", get(web::asset))
-        .merge(operations())
-        .fallback(routes::not_found)
+        .route("/assets/{file}", get(web::asset));
+    let app = match operations {
+        Operations::Here => app.merge(self::operations()),
+        Operations::Elsewhere => app,
+    };
+    app.fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(middleware::map_response(no_sniff))
         .layer(cors)
         .with_state(state)
+}
+
+/// Every answer is what its `Content-Type` says: browsers must not guess (a problem or
+/// a job read as a script or a page).
+async fn no_sniff(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    response
 }
 
 /// Health, readiness and metrics: all a worker-only process serves.
@@ -74,9 +108,12 @@ fn operations() -> Router<Arc<AppState>> {
         .route("/metrics", get(routes::metrics))
 }
 
-/// The router of a worker-only process.
+/// The router of a worker-only process, or of `--ops-bind`'s listener.
 pub fn operations_router(state: Arc<AppState>) -> Router {
-    operations().fallback(routes::not_found).with_state(state)
+    operations()
+        .fallback(routes::not_found)
+        .layer(middleware::map_response(no_sniff))
+        .with_state(state)
 }
 
 /// A `--cors-origin` value: `*`, or an origin as browsers send it (`scheme://host[:port]`,

@@ -6,6 +6,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use super::access::AccessError;
 use super::wire::RequestError;
 use crate::jobs::JobError;
 use crate::jobs::service::SubmitError;
@@ -20,9 +21,12 @@ pub struct Problem {
     pub detail: String,
     /// JSON pointer to the offending request field, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<String>,
+    pub pointer: Option<&'static str>,
     #[serde(skip)]
     retry_after: Option<u64>,
+    /// A `WWW-Authenticate` challenge, for 401.
+    #[serde(skip)]
+    challenge: Option<&'static str>,
 }
 
 impl Problem {
@@ -39,10 +43,11 @@ impl Problem {
             detail: detail.into(),
             pointer: None,
             retry_after: None,
+            challenge: None,
         }
     }
-    pub fn at(mut self, pointer: &str) -> Problem {
-        self.pointer = Some(pointer.to_string());
+    pub fn at(mut self, pointer: &'static str) -> Problem {
+        self.pointer = Some(pointer);
         self
     }
     pub fn not_found(what: &str) -> Problem {
@@ -57,12 +62,16 @@ impl Problem {
         self.retry_after = Some(seconds);
         self
     }
+    pub fn challenge(mut self, challenge: &'static str) -> Problem {
+        self.challenge = Some(challenge);
+        self
+    }
 }
 
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let retry_after = self.retry_after;
+        let (retry_after, challenge) = (self.retry_after, self.challenge);
         let mut response = (status, Json(self)).into_response();
         let headers = response.headers_mut();
         headers.insert(
@@ -71,6 +80,12 @@ impl IntoResponse for Problem {
         );
         if let Some(seconds) = retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if let Some(challenge) = challenge {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(challenge),
+            );
         }
         response
     }
@@ -212,5 +227,34 @@ impl From<JobError> for Problem {
             error.to_string(),
         )
         .at("/heuristic")
+    }
+}
+
+impl From<AccessError> for Problem {
+    fn from(error: AccessError) -> Problem {
+        // RFC 6750: no error code when no key came, `invalid_token` for a wrong one.
+        match error {
+            AccessError::MissingKey => Problem::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "API key needed",
+                error.to_string(),
+            )
+            .challenge("Bearer realm=\"puzzled\""),
+            AccessError::UnknownKey => Problem::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "API key needed",
+                error.to_string(),
+            )
+            .challenge("Bearer realm=\"puzzled\", error=\"invalid_token\""),
+            AccessError::RateLimited { retry_after } => Problem::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate-limited",
+                "Too many requests",
+                error.to_string(),
+            )
+            .retry_after(retry_after),
+        }
     }
 }

@@ -1,12 +1,11 @@
 //! Route handlers: parse, call the job service, answer. Nothing else.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -15,13 +14,14 @@ use futures_util::Stream;
 use serde::Deserialize;
 use tokio::sync::broadcast;
 
+use super::access::Caller;
 use super::problem::Problem;
 use super::wire::{
     self, JobList, JobRequest, JobView, ProgressView, RequestError, ValidateRequest,
 };
 use super::{AppState, Caps};
 use crate::jobs::service::JobEvent;
-use crate::jobs::store::{CancelOutcome, DeleteOutcome, JobRecord, NewJob, Stage};
+use crate::jobs::store::{CancelOutcome, DeleteOutcome, JobRecord, NewJob, Owner, Stage};
 use crate::jobs::{AlgorithmChoice, HeuristicChoice, JobSpec, PuzzleSpec};
 use crate::puzzles::sokoban;
 
@@ -106,7 +106,7 @@ fn fingerprint(request: &JobRequest) -> String {
 /// The job a request asks for, with the caps applied and its idempotency key read.
 fn new_job(
     state: &AppState,
-    client: SocketAddr,
+    caller: Caller,
     headers: &HeaderMap,
     request: JobRequest,
 ) -> Result<NewJob, Problem> {
@@ -135,7 +135,8 @@ fn new_job(
         priority,
         idempotency_key,
         request_hash,
-        client: Some(client.ip().to_string()),
+        client: Some(caller.client),
+        owner: caller.owner,
     })
 }
 
@@ -153,11 +154,11 @@ fn accepted(job: &JobRecord) -> Response {
 
 pub async fn create_job(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     Body(request): Body<JobRequest>,
 ) -> Result<Response, Problem> {
-    let job = new_job(&state, client, &headers, request)?;
+    let job = new_job(&state, caller, &headers, request)?;
     let (job, _) = state.service.submit(job).await?;
     Ok(accepted(&job))
 }
@@ -168,22 +169,29 @@ pub struct WaitQuery {
     wait: Option<u64>,
 }
 
-async fn load(state: &AppState, id: &str) -> Result<JobRecord, Problem> {
+/// The job, if `owner` may see it: another owner's job is not found, exactly like one
+/// that does not exist.
+async fn load(state: &AppState, owner: &Owner, id: &str) -> Result<JobRecord, Problem> {
     state
         .service
-        .get(id)
+        .get(id, owner)
         .await?
         .ok_or_else(|| Problem::not_found("job with this id"))
 }
 
 /// Waits up to `wait` for the job to finish; returns it as it then is.
-async fn wait_for_end(state: &AppState, id: &str, wait: Duration) -> Result<JobRecord, Problem> {
+async fn wait_for_end(
+    state: &AppState,
+    owner: &Owner,
+    id: &str,
+    wait: Duration,
+) -> Result<JobRecord, Problem> {
     let mut events = state.service.subscribe();
     let mut stopping = state.service.stop_signal();
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         // Subscribed before reading, so an end between the read and the wait is not missed.
-        let job = load(state, id).await?;
+        let job = load(state, owner, id).await?;
         if job.stage.is_terminal() {
             return Ok(job);
         }
@@ -209,6 +217,7 @@ async fn wait_for_end(state: &AppState, id: &str, wait: Duration) -> Result<JobR
 
 pub async fn get_job(
     State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     query: Result<Query<WaitQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<JobView>, Problem> {
@@ -217,12 +226,13 @@ pub async fn get_job(
         Some(seconds) if seconds > 0 => {
             wait_for_end(
                 &state,
+                &caller.owner,
                 &id,
                 Duration::from_secs(seconds.min(MAX_WAIT_SECONDS)),
             )
             .await?
         }
-        _ => load(&state, &id).await?,
+        _ => load(&state, &caller.owner, &id).await?,
     };
     Ok(Json(JobView::from(&job)))
 }
@@ -247,6 +257,7 @@ const STATUSES: [&str; 7] = [
 
 pub async fn list_jobs(
     State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
     query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<JobList>, Problem> {
     let Query(query) = query?;
@@ -293,7 +304,7 @@ pub async fn list_jobs(
     let jobs = state
         .service
         .store()
-        .list(query.status.as_deref(), limit + 1, after)
+        .list(&caller.owner, query.status.as_deref(), limit + 1, after)
         .await?;
     let more = jobs.len() as i64 > limit;
     let page = &jobs[..jobs.len().min(limit as usize)];
@@ -310,13 +321,17 @@ pub async fn list_jobs(
 
 pub async fn cancel_job(
     State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<Response, Problem> {
-    let outcome = state.service.cancel(&id).await?;
+    let owner = &caller.owner;
+    let outcome = state.service.cancel(&id, owner).await?;
     let job = match outcome {
         CancelOutcome::NotFound => return Err(Problem::not_found("job with this id")),
-        CancelOutcome::StopRequested => wait_for_end(&state, &id, Duration::from_secs(1)).await?,
-        _ => load(&state, &id).await?,
+        CancelOutcome::StopRequested => {
+            wait_for_end(&state, owner, &id, Duration::from_secs(1)).await?
+        }
+        _ => load(&state, owner, &id).await?,
     };
     let status = match outcome {
         CancelOutcome::AlreadyFinished => StatusCode::OK,
@@ -336,12 +351,14 @@ pub async fn cancel_job(
 
 pub async fn delete_job(
     State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, Problem> {
-    if let CancelOutcome::StopRequested = state.service.cancel(&id).await? {
-        wait_for_end(&state, &id, Duration::from_secs(5)).await?;
+    let owner = &caller.owner;
+    if let CancelOutcome::StopRequested = state.service.cancel(&id, owner).await? {
+        wait_for_end(&state, owner, &id, Duration::from_secs(5)).await?;
     }
-    match state.service.store().delete(&id).await? {
+    match state.service.store().delete(&id, owner).await? {
         DeleteOutcome::Deleted => Ok(StatusCode::NO_CONTENT),
         DeleteOutcome::NotFound => Err(Problem::not_found("job with this id")),
         DeleteOutcome::NotFinished => Err(Problem::new(
@@ -358,6 +375,8 @@ struct EventFeed {
     state: Arc<AppState>,
     receiver: broadcast::Receiver<JobEvent>,
     stopping: tokio::sync::watch::Receiver<bool>,
+    /// Who opened the stream: it was allowed to see the job.
+    owner: Owner,
     id: String,
     /// The job as it was when the stream opened: the first event.
     first: Option<JobRecord>,
@@ -384,7 +403,13 @@ impl EventFeed {
                 _ = tokio::time::sleep(RECHECK) => None,
             };
             let Some(received) = received else {
-                let job = self.state.service.get(&self.id).await.ok().flatten()?;
+                let job = self
+                    .state
+                    .service
+                    .get(&self.id, &self.owner)
+                    .await
+                    .ok()
+                    .flatten()?;
                 if job.stage == self.stage {
                     continue;
                 }
@@ -411,7 +436,13 @@ impl EventFeed {
                 Ok(_) => continue,
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
-            let job = self.state.service.get(&self.id).await.ok().flatten()?;
+            let job = self
+                .state
+                .service
+                .get(&self.id, &self.owner)
+                .await
+                .ok()
+                .flatten()?;
             return Some(self.job_event(&job));
         }
     }
@@ -429,14 +460,16 @@ impl EventFeed {
 
 pub async fn events(
     State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
     let receiver = state.service.subscribe();
-    let first = Some(load(&state, &id).await?);
+    let first = Some(load(&state, &caller.owner, &id).await?);
     let feed = EventFeed {
         stopping: state.service.stop_signal(),
         state,
         receiver,
+        owner: caller.owner,
         id,
         first,
         done: false,
@@ -458,19 +491,20 @@ pub struct SolveQuery {
 
 pub async fn solve(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     query: Result<Query<SolveQuery>, axum::extract::rejection::QueryRejection>,
     Body(request): Body<JobRequest>,
 ) -> Result<Response, Problem> {
     let Query(query) = query?;
     let wait = Duration::from_millis(query.wait_ms.unwrap_or(10_000).min(MAX_WAIT_SECONDS * 1000));
-    let job = new_job(&state, client, &headers, request)?;
+    let owner = caller.owner.clone();
+    let job = new_job(&state, caller, &headers, request)?;
     if let Some(finished) = state.service.solve_now(&job).await? {
         return Ok((StatusCode::OK, Json(JobView::from(&finished))).into_response());
     }
     let (job, _) = state.service.submit(job).await?;
-    let job = wait_for_end(&state, &job.id, wait).await?;
+    let job = wait_for_end(&state, &owner, &job.id, wait).await?;
     if job.stage.is_terminal() {
         Ok((StatusCode::OK, Json(JobView::from(&job))).into_response())
     } else {
@@ -609,6 +643,9 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, Pro
     metrics::gauge!("puzzled_queue_depth").set(queued as f64);
     metrics::gauge!("puzzled_jobs_running").set(state.service.running_jobs() as f64);
     metrics::gauge!("puzzled_workers").set(state.service.config().workers as f64);
+    if let Some(limiter) = &state.access.limiter {
+        metrics::gauge!("puzzled_rate_limited_callers").set(limiter.callers() as f64);
+    }
     Ok((
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),

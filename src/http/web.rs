@@ -50,9 +50,11 @@ static ASSETS: [Asset; 10] = [
 ];
 
 /// Everything from our own origin, nothing inline: the page's scripts and styles are
-/// files, and boards are drawn through the DOM.
+/// files, and boards are drawn through the DOM. No site may frame the page (against
+/// clickjacking its Solve and Cancel); other sites embed the solver through `embed.js`,
+/// a script, which framing rules do not touch.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data:; object-src 'none'; \
-     base-uri 'none'; form-action 'self'; frame-ancestors 'self'";
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 impl Asset {
     fn etag(&self) -> &HeaderValue {
@@ -104,6 +106,8 @@ impl Asset {
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CONTENT_SECURITY_POLICY),
         );
+        // frame-ancestors for browsers that predate it.
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
         response
     }
 }

@@ -6,7 +6,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::store::{JobRecord, Store, StoreError};
 
-/// Jobs per statement: 32 parameters each stays well inside SQLite's 32,766.
+/// Jobs per statement: 33 parameters each stays well inside SQLite's 32,766.
 const MAX_BATCH: usize = 256;
 
 struct Pending {

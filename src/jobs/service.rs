@@ -12,7 +12,7 @@ use tokio::sync::{Notify, Semaphore, broadcast, watch};
 use super::group_commit::GroupCommit;
 use super::run::{self, ExhaustedReason, JobReport, JobStatus};
 use super::store::{
-    Backend, CHANNEL, CancelOutcome, JobRecord, LeaseState, NewJob, Notice, ProgressRecord,
+    Backend, CHANNEL, CancelOutcome, JobRecord, LeaseState, NewJob, Notice, Owner, ProgressRecord,
     ResultRecord, Stage, Store, StoreError, now_ms,
 };
 use super::tables::TableStore;
@@ -51,8 +51,8 @@ impl JobEvent {
 pub struct ServiceConfig {
     pub workers: usize,
     pub max_queued: i64,
-    /// Queued jobs one client (one IP address) may have at once, so that one client
-    /// cannot take the whole queue.
+    /// Queued jobs one client (one API key, or one IP address without keys) may have at
+    /// once, so that one client cannot take the whole queue.
     pub max_queued_per_client: i64,
     pub max_attempts: i64,
     /// How long running jobs may finish after shutdown starts before they are requeued.
@@ -201,7 +201,7 @@ impl JobService {
         if let Some(key) = &job.idempotency_key
             && let Some(existing) = self
                 .store
-                .by_idempotency_key(key, job.request_hash.as_deref())
+                .by_idempotency_key(&job.owner, key, job.request_hash.as_deref())
                 .await?
         {
             return Ok((existing, false));
@@ -293,6 +293,7 @@ impl JobService {
                 JobStatus::Failed(why) => Some(why.clone()),
                 _ => None,
             },
+            owner: job.owner.clone(),
         };
         self.finished_inline.write(record.clone()).await?;
         metrics::counter!("puzzled_jobs_submitted_total", "path" => "inline").increment(1);
@@ -303,9 +304,10 @@ impl JobService {
         Ok(Some(record))
     }
 
-    /// The job as stored, with the live progress of its search if it runs here.
-    pub async fn get(&self, id: &str) -> Result<Option<JobRecord>, StoreError> {
-        let mut job = self.store.get(id).await?;
+    /// The job as stored, with the live progress of its search if it runs here, if a
+    /// caller acting as `owner` may see it.
+    pub async fn get(&self, id: &str, owner: &Owner) -> Result<Option<JobRecord>, StoreError> {
+        let mut job = self.store.get_visible(id, owner).await?;
         if let Some(job) = job.as_mut()
             && job.stage == Stage::Running
             && let Some(live) = self.live.get(id)
@@ -316,8 +318,8 @@ impl JobService {
         Ok(job)
     }
 
-    pub async fn cancel(&self, id: &str) -> Result<CancelOutcome, StoreError> {
-        let outcome = self.store.cancel(id).await?;
+    pub async fn cancel(&self, id: &str, owner: &Owner) -> Result<CancelOutcome, StoreError> {
+        let outcome = self.store.cancel(id, owner).await?;
         match outcome {
             CancelOutcome::StopRequested => {
                 if let Some(job) = self.live.get(id) {

@@ -114,6 +114,52 @@ pub struct JobRecord {
     pub progress: Option<ProgressRecord>,
     pub result: Option<ResultRecord>,
     pub error: Option<String>,
+    pub owner: Owner,
+}
+
+/// Who a job belongs to, and so who may see, cancel and delete it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// A service without API keys: every caller sees every job.
+    Anyone,
+    /// One API key, named by an id derived from its hash (the store never sees a key):
+    /// only callers with the same key see the job.
+    Key(String),
+}
+
+impl Owner {
+    /// As stored: the key's id, or '' for [`Owner::Anyone`] (not NULL, so that the
+    /// unique index on (owner, idempotency_key) holds for jobs without a key too).
+    fn column(&self) -> &str {
+        match self {
+            Owner::Anyone => "",
+            Owner::Key(id) => id,
+        }
+    }
+
+    fn from_column(column: String) -> Owner {
+        if column.is_empty() {
+            Owner::Anyone
+        } else {
+            Owner::Key(column)
+        }
+    }
+
+    /// The owner whose jobs a caller acting as `self` is limited to; `None`: every job.
+    fn filter(&self) -> Option<&str> {
+        match self {
+            Owner::Anyone => None,
+            Owner::Key(id) => Some(id),
+        }
+    }
+
+    /// Whether a caller acting as `self` may see a job `job` owns.
+    pub fn sees(&self, job: &Owner) -> bool {
+        match self {
+            Owner::Anyone => true,
+            Owner::Key(_) => self == job,
+        }
+    }
 }
 
 pub struct NewJob {
@@ -122,8 +168,10 @@ pub struct NewJob {
     pub idempotency_key: Option<String>,
     /// Fingerprint of the request body, to tell an honest retry from a reused key.
     pub request_hash: Option<String>,
-    /// Who asked (the peer's IP address), for the per-client queue limit.
+    /// Who asked (the API key's id, or the peer's IP address without keys), for the
+    /// per-client queue limit.
     pub client: Option<String>,
+    pub owner: Owner,
 }
 
 /// What cancelling did.
@@ -226,7 +274,7 @@ macro_rules! columns {
         "id, status, reason, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, \
     weight_percent, max_nodes, timeout_ms, include_boards, created_at, started_at, finished_at, attempts, lease_token, progress_nodes, \
     progress_threshold, progress_elapsed_ms, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, nodes_expanded, \
-    nodes_generated, unique_states, threshold, elapsed_us, error"
+    nodes_generated, unique_states, threshold, elapsed_us, error, owner"
     };
 }
 
@@ -332,7 +380,7 @@ impl Store {
     pub async fn insert(&self, job: NewJob) -> Result<(JobRecord, bool), StoreError> {
         if let Some(key) = &job.idempotency_key
             && let Some(existing) = self
-                .by_idempotency_key(key, job.request_hash.as_deref())
+                .by_idempotency_key(&job.owner, key, job.request_hash.as_deref())
                 .await?
         {
             return Ok((existing, false));
@@ -340,8 +388,8 @@ impl Store {
         let id = uuid::Uuid::new_v4().to_string();
         let inserted = sqlx::query(concat!(
             "INSERT INTO jobs (id, status, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, \
-             objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at, client) \
-             VALUES ($1, 'queued', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING ",
+             objective, weight_percent, max_nodes, timeout_ms, include_boards, idempotency_key, request_hash, created_at, client, owner) \
+             VALUES ($1, 'queued', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING ",
             columns!()
         ))
         .bind(&id)
@@ -351,6 +399,7 @@ impl Store {
             .bind(&job.request_hash)
             .bind(now_ms())
             .bind(&job.client)
+            .bind(job.owner.column())
             .fetch_one(&self.writer)
             .await;
         match inserted {
@@ -362,7 +411,7 @@ impl Store {
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                 if let Some(key) = &job.idempotency_key
                     && let Some(existing) = self
-                        .by_idempotency_key(key, job.request_hash.as_deref())
+                        .by_idempotency_key(&job.owner, key, job.request_hash.as_deref())
                         .await?
                 {
                     return Ok((existing, false));
@@ -373,16 +422,21 @@ impl Store {
         }
     }
 
-    /// The job an earlier request with this key made; a conflict if its body differed.
+    /// The job an earlier request of `owner` with this key made; a conflict if its body
+    /// differed. Keys are the owner's own: another owner's key finds nothing.
     pub async fn by_idempotency_key(
         &self,
+        owner: &Owner,
         key: &str,
         hash: Option<&str>,
     ) -> Result<Option<JobRecord>, StoreError> {
-        let row = sqlx::query("SELECT id, request_hash FROM jobs WHERE idempotency_key = $1")
-            .bind(key)
-            .fetch_optional(&self.reader)
-            .await?;
+        let row = sqlx::query(
+            "SELECT id, request_hash FROM jobs WHERE owner = $1 AND idempotency_key = $2",
+        )
+        .bind(owner.column())
+        .bind(key)
+        .fetch_optional(&self.reader)
+        .await?;
         let Some(row) = row else { return Ok(None) };
         let stored: Option<String> = row.try_get("request_hash")?;
         if stored.as_deref() != hash {
@@ -398,6 +452,15 @@ impl Store {
             .fetch_optional(&self.reader)
             .await?;
         row.map(|r| record(&r)).transpose()
+    }
+
+    /// The job, if a caller acting as `owner` may see it.
+    pub async fn get_visible(
+        &self,
+        id: &str,
+        owner: &Owner,
+    ) -> Result<Option<JobRecord>, StoreError> {
+        Ok(self.get(id).await?.filter(|job| owner.sees(&job.owner)))
     }
 
     pub async fn count_queued(&self) -> Result<i64, StoreError> {
@@ -430,9 +493,11 @@ impl Store {
             .collect()
     }
 
-    /// Newest first; `after` is the (created_at, id) of the last job of the previous page.
+    /// The jobs `owner` may see, newest first; `after` is the (created_at, id) of the last
+    /// job of the previous page.
     pub async fn list(
         &self,
+        owner: &Owner,
         status: Option<&str>,
         limit: i64,
         after: Option<(i64, String)>,
@@ -443,12 +508,14 @@ impl Store {
             columns!(),
             " FROM jobs WHERE ($1 IS NULL OR status = $1) \
              AND (created_at < $2 OR (created_at = $2 AND ($3 = '' OR id < $3))) \
+             AND ($5 IS NULL OR owner = $5) \
              ORDER BY created_at DESC, id DESC LIMIT $4"
         ))
         .bind(status)
         .bind(after_time)
         .bind(&after_id)
         .bind(limit)
+        .bind(owner.filter())
         .fetch_all(&self.reader)
         .await?;
         rows.iter().map(record).collect()
@@ -562,8 +629,8 @@ impl Store {
     /// Inserts jobs that ran to their end before they were ever queued (small synchronous
     /// solves), all in one statement: one commit for the whole batch.
     pub async fn insert_finished(&self, jobs: &[JobRecord]) -> Result<(), StoreError> {
-        /// Parameters per row: the result's 14, then the job's 18.
-        const PARAMETERS: usize = 32;
+        /// Parameters per row: the result's 14, then the job's 19.
+        const PARAMETERS: usize = 33;
         if jobs.is_empty() {
             return Ok(());
         }
@@ -585,7 +652,7 @@ impl Store {
             "INSERT INTO jobs (status, reason, finished_at, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, \
              nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, \
              id, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, weight_percent, \
-             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts) VALUES {}",
+             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts, owner) VALUES {}",
             rows.join(", ")
         );
         // Built only from numbered placeholders, so it is as safe as a literal. Batch sizes
@@ -606,7 +673,8 @@ impl Store {
             query = bind_spec(query, &job.spec)
                 .bind(job.created_at)
                 .bind(job.started_at)
-                .bind(job.attempts);
+                .bind(job.attempts)
+                .bind(job.owner.column().to_string());
         }
         query.execute(&self.writer).await?;
         Ok(())
@@ -647,12 +715,15 @@ impl Store {
         self.fenced(id, written.rows_affected()).await
     }
 
-    pub async fn cancel(&self, id: &str) -> Result<CancelOutcome, StoreError> {
+    /// Cancels the job if a caller acting as `owner` may see it (else `NotFound`).
+    pub async fn cancel(&self, id: &str, owner: &Owner) -> Result<CancelOutcome, StoreError> {
         let queued = sqlx::query(
-            "UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2 AND status = 'queued'",
+            "UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2 AND status = 'queued' \
+             AND ($3 IS NULL OR owner = $3)",
         )
         .bind(now_ms())
         .bind(id)
+        .bind(owner.filter())
         .execute(&self.writer)
         .await?;
         if queued.rows_affected() == 1 {
@@ -660,31 +731,37 @@ impl Store {
             return Ok(CancelOutcome::CancelledQueued);
         }
         let running = sqlx::query(
-            "UPDATE jobs SET cancel_requested = 1 WHERE id = $1 AND status = 'running'",
+            "UPDATE jobs SET cancel_requested = 1 WHERE id = $1 AND status = 'running' \
+             AND ($2 IS NULL OR owner = $2)",
         )
         .bind(id)
+        .bind(owner.filter())
         .execute(&self.writer)
         .await?;
         if running.rows_affected() == 1 {
             self.notify(Notice::Cancel, id).await?;
             return Ok(CancelOutcome::StopRequested);
         }
-        Ok(match self.get(id).await? {
+        Ok(match self.get_visible(id, owner).await? {
             Some(_) => CancelOutcome::AlreadyFinished,
             None => CancelOutcome::NotFound,
         })
     }
 
-    pub async fn delete(&self, id: &str) -> Result<DeleteOutcome, StoreError> {
-        let deleted =
-            sqlx::query("DELETE FROM jobs WHERE id = $1 AND status NOT IN ('queued', 'running')")
-                .bind(id)
-                .execute(&self.writer)
-                .await?;
+    /// Deletes the finished job if a caller acting as `owner` may see it.
+    pub async fn delete(&self, id: &str, owner: &Owner) -> Result<DeleteOutcome, StoreError> {
+        let deleted = sqlx::query(
+            "DELETE FROM jobs WHERE id = $1 AND status NOT IN ('queued', 'running') \
+             AND ($2 IS NULL OR owner = $2)",
+        )
+        .bind(id)
+        .bind(owner.filter())
+        .execute(&self.writer)
+        .await?;
         if deleted.rows_affected() == 1 {
             return Ok(DeleteOutcome::Deleted);
         }
-        Ok(match self.get(id).await? {
+        Ok(match self.get_visible(id, owner).await? {
             Some(_) => DeleteOutcome::NotFinished,
             None => DeleteOutcome::NotFound,
         })
@@ -1009,6 +1086,7 @@ fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
         progress,
         result,
         error,
+        owner: Owner::from_column(row.try_get("owner")?),
         id,
     })
 }

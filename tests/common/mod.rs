@@ -71,6 +71,8 @@ impl Db {
 pub struct Server {
     pub child: Child,
     pub base: String,
+    /// Where health, readiness and metrics are served when `--ops-bind` moved them.
+    pub ops_base: Option<String>,
     pub store: TestStore,
 }
 
@@ -88,6 +90,9 @@ impl Server {
             .env("PUZZLED_LOG", "info")
             // Building tables in the background would only slow the tests down.
             .env("PUZZLED_WARM_TABLES", "false")
+            // Every test calls from 127.0.0.1, many of them faster than one client
+            // would; the tests of the rate limit say `--rate-limit`, which wins.
+            .env("PUZZLED_RATE_LIMIT", "0")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -95,20 +100,28 @@ impl Server {
         // The server logs its address once it listens.
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
-        let address = loop {
+        // `address=HOST:PORT`, then `ops_address=HOST:PORT` with `--ops-bind`.
+        let listening = |line: &str, field: &str| {
+            line.split(field)
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(|address| format!("http://{address}"))
+        };
+        let (base, ops_base) = loop {
             let line = lines
                 .next()
                 .expect("server exited before listening")
                 .expect("log line");
-            if let Some(rest) = line.split("address=").nth(1) {
-                break rest.split_whitespace().next().expect("address").to_string();
+            if let Some(base) = listening(&line, "address=") {
+                break (base, listening(&line, "ops_address="));
             }
         };
         // Keep draining the log so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
         Server {
             child,
-            base: format!("http://{address}"),
+            base,
+            ops_base,
             store: store.clone(),
         }
     }

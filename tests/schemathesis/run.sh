@@ -6,7 +6,8 @@
 #   tests/schemathesis/run.sh [path/to/puzzled]   (default: target/debug/puzzled)
 #
 # The server runs on a fresh SQLite file and a free port, with small search limits so
-# that the generated jobs end in a second or two.
+# that the generated jobs end in a second or two, and no request-rate limit: schemathesis
+# is one client sending thousands of requests as fast as they are answered.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -16,7 +17,7 @@ work=$(mktemp -d)
 log="$work/server.log"
 PUZZLED_DATA_DIR="$work/tables" PUZZLED_WARM_TABLES=false PUZZLED_LOG=info \
   "$binary" serve --bind 127.0.0.1:0 --database-url "sqlite://$work/jobs.db" \
-  --workers 1 --max-nodes 200000 --default-timeout-ms 1000 --max-timeout-ms 2000 \
+  --workers 1 --max-nodes 200000 --default-timeout-ms 1000 --max-timeout-ms 2000 --rate-limit 0 \
   >/dev/null 2>"$log" &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$work"' EXIT
