@@ -533,7 +533,7 @@ impl Store {
         let query = sqlx::query(
             "UPDATE jobs SET status = $1, reason = $2, finished_at = $3, resolved_algorithm = $4, resolved_heuristic = $5, \
              plan = $6, plan_length = $7, optimal = $8, nodes_expanded = $9, nodes_generated = $10, unique_states = $11, \
-             threshold = $12, elapsed_us = $13, error = $14, lease_expires_at = NULL \
+             threshold = $12, elapsed_us = $13, error = $14, lease_expires_at = NULL, finishes = finishes + 1 \
              WHERE id = $15 AND lease_token = $16 AND status = 'running'",
         );
         let written = bind_result(
@@ -578,14 +578,15 @@ impl Store {
                         Backend::Postgres => format!("${n}"),
                     })
                     .collect();
-                format!("({})", list.join(", "))
+                // A job inserted finished has ended once.
+                format!("({}, 1)", list.join(", "))
             })
             .collect();
         let sql = format!(
             "INSERT INTO jobs (status, reason, finished_at, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, \
              nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, \
              id, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, weight_percent, \
-             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts) VALUES {}",
+             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts, finishes) VALUES {}",
             rows.join(", ")
         );
         // Built only from numbered placeholders, so it is as safe as a literal. Batch sizes
@@ -615,7 +616,7 @@ impl Store {
     /// Ends a running job as failed, with a message for the logs, if `token` holds it.
     pub async fn fail(&self, id: &str, token: i64, why: &str) -> Result<bool, StoreError> {
         let written = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = $1, error = $2, lease_expires_at = NULL \
+            "UPDATE jobs SET status = 'failed', finished_at = $1, error = $2, lease_expires_at = NULL, finishes = finishes + 1 \
              WHERE id = $3 AND lease_token = $4 AND status = 'running'",
         )
         .bind(now_ms())
@@ -649,7 +650,7 @@ impl Store {
 
     pub async fn cancel(&self, id: &str) -> Result<CancelOutcome, StoreError> {
         let queued = sqlx::query(
-            "UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2 AND status = 'queued'",
+            "UPDATE jobs SET status = 'cancelled', finished_at = $1, finishes = finishes + 1 WHERE id = $2 AND status = 'queued'",
         )
         .bind(now_ms())
         .bind(id)
@@ -713,7 +714,7 @@ impl Store {
             }
         }
         let failed = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = $1, lease_expires_at = NULL, \
+            "UPDATE jobs SET status = 'failed', finished_at = $1, lease_expires_at = NULL, finishes = finishes + 1, \
              error = 'the job was interrupted too many times' \
              WHERE status = 'running' AND lease_expires_at < $2 AND attempts >= $3 RETURNING id",
         )
