@@ -1,5 +1,6 @@
 //! Faults injected into the real service, on SQLite and on PostgreSQL: SIGKILL of the
-//! server (and of a worker process) at random moments of a 500-job run. Randomness is seeded
+//! server (and of a worker process) at random moments of a 500-job run, the job database
+//! unavailable for a while, and what comes back afterwards. Randomness is seeded
 //! (`PUZZLED_FAULT_SEED`, default 7) so a failure reproduces; every wait polls against a
 //! deadline. `cargo test --test faults -- --nocapture` prints each run's figures.
 
@@ -10,14 +11,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Db, Server, TestStore, client, get};
+use common::{Db, Server, TestStore, client, conforming, get, post};
 use puzzled::http::wire::ValidateRequest;
 use serde_json::{Value, json};
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyPool, Connection, Executor, Row};
 use tokio::sync::watch;
 
 const JOBS: usize = 500;
 const KILLS: usize = 5;
+const KORF_88: [u64; 16] = [15, 2, 12, 11, 14, 13, 9, 5, 1, 3, 8, 7, 0, 10, 6, 4];
 
 /// SplitMix64: small enough to carry, so a run is fixed by its seed.
 struct Rng(u64);
@@ -75,6 +77,12 @@ fn small_job(rng: &mut Rng, i: usize) -> Value {
         blank = next;
     }
     json!({"puzzle": {"type": "sliding", "tiles": tiles}})
+}
+
+/// A 15-puzzle search capped at `max_nodes` (seconds in a debug build at 3 M).
+fn long_job(max_nodes: u64) -> Value {
+    json!({"puzzle": {"type": "sliding", "tiles": KORF_88, "goal": "blank-first"},
+           "algorithm": "ida-star", "heuristic": "manhattan", "limits": {"max_nodes": max_nodes}})
 }
 
 async fn pool(store: &TestStore) -> AnyPool {
@@ -348,6 +356,217 @@ async fn every_accepted_job_ends_once_whatever_is_killed_when(db: Db) {
     );
 }
 
+/// A TCP proxy in front of PostgreSQL that the test can cut (open connections dropped,
+/// new ones refused) and restore on the same port.
+struct Proxy {
+    port: u16,
+    upstream: String,
+    serving: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Proxy {
+    async fn start(upstream: String) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("address").port();
+        let serving = Some(tokio::spawn(forward(listener, upstream.clone())));
+        Proxy {
+            port,
+            upstream,
+            serving,
+        }
+    }
+
+    /// Aborting the task drops the listener (new connections are refused) and every
+    /// forwarding task with it (open connections close).
+    fn cut(&mut self) {
+        if let Some(serving) = self.serving.take() {
+            serving.abort();
+        }
+    }
+
+    async fn restore(&mut self) {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .expect("the proxy's port again");
+        self.serving = Some(tokio::spawn(forward(listener, self.upstream.clone())));
+    }
+}
+
+async fn forward(listener: tokio::net::TcpListener, upstream: String) {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((mut client, _)) = accepted else { continue };
+                let upstream = upstream.clone();
+                connections.spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+            Some(_) = connections.join_next() => {}
+        }
+    }
+}
+
+/// Takes the job database away from the server and gives it back.
+enum Outage {
+    /// PostgreSQL: the server connects through a [`Proxy`].
+    Postgres(Proxy),
+    /// SQLite: another connection takes the write lock (`BEGIN EXCLUSIVE`), as a shell or
+    /// a maintenance script might; reads go on beside it, writes cannot.
+    Sqlite {
+        url: String,
+        holder: Option<sqlx::SqliteConnection>,
+    },
+}
+
+impl Outage {
+    /// The outage-to-be, and the store the server should be given.
+    async fn prepare(db: Db, store: &TestStore) -> (Outage, TestStore) {
+        match db {
+            Db::Sqlite => (
+                Outage::Sqlite {
+                    url: store.url.clone(),
+                    holder: None,
+                },
+                store.clone(),
+            ),
+            Db::Postgres => {
+                // postgres://user@host:port/database: the host and port go through the proxy.
+                let (scheme, rest) = store.url.split_once("://").expect("a URL");
+                let (authority, database) = rest.split_once('/').expect("a database");
+                let (user, upstream) = match authority.rsplit_once('@') {
+                    Some((user, host)) => (format!("{user}@"), host),
+                    None => (String::new(), authority),
+                };
+                let proxy = Proxy::start(upstream.to_string()).await;
+                let url = format!("{scheme}://{user}127.0.0.1:{}/{database}", proxy.port);
+                let through = TestStore {
+                    url,
+                    dir: store.dir.clone(),
+                };
+                (Outage::Postgres(proxy), through)
+            }
+        }
+    }
+
+    async fn begin(&mut self) {
+        match self {
+            Outage::Postgres(proxy) => proxy.cut(),
+            Outage::Sqlite { url, holder } => {
+                let mut connection = sqlx::SqliteConnection::connect(url).await.expect("connect");
+                connection
+                    .execute("BEGIN EXCLUSIVE")
+                    .await
+                    .expect("the write lock");
+                *holder = Some(connection);
+            }
+        }
+    }
+
+    async fn end(&mut self) {
+        match self {
+            Outage::Postgres(proxy) => proxy.restore().await,
+            Outage::Sqlite { holder, .. } => {
+                let mut connection = holder.take().expect("an outage to end");
+                connection.execute("ROLLBACK").await.expect("rollback");
+            }
+        }
+    }
+}
+
+/// How long an answer may take while the database is away: the time the store gives a
+/// connection or a lock before it reports failure, and some slack for a loaded machine.
+const UNAVAILABLE_ANSWER_BOUND: Duration = Duration::from_secs(8);
+
+async fn the_database_away_for_a_while_means_503_then_recovery(db: Db) {
+    let store = db.fresh("faults_outage").await;
+    let (mut outage, reached_through) = Outage::prepare(db, &store).await;
+    let server = Server::launch(&reached_through, &["--lease-ms", "2000"]);
+    // Accepted before the outage: a search that runs across it.
+    let (status, job, _) = post(&server, "/v1/jobs", long_job(3_000_000)).await;
+    assert_eq!(status, 202);
+    let running = job["id"].as_str().expect("id").to_string();
+    let _ = common::stream_until_progress(&server, &running).await;
+
+    outage.begin().await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    common::until_readyz(&server, 503, deadline).await;
+    let mut rng = Rng(1);
+    let mut unavailable = vec![
+        ("post", "/v1/jobs".to_string(), Some(small_job(&mut rng, 0))),
+        (
+            "post",
+            "/v1/solve".to_string(),
+            Some(small_job(&mut rng, 1)),
+        ),
+        ("post", format!("/v1/jobs/{running}/cancel"), None),
+    ];
+    if db == Db::Postgres {
+        unavailable.push(("get", format!("/v1/jobs/{running}"), None));
+        unavailable.push(("get", "/v1/jobs".to_string(), None));
+    }
+    for (method, path, body) in &unavailable {
+        let asked = Instant::now();
+        let request = match body {
+            Some(body) => client().post(server.url(path)).json(body),
+            None if *method == "post" => client().post(server.url(path)),
+            None => client().get(server.url(path)),
+        };
+        let response = request.send().await.expect("an answer");
+        let retry_after = response.headers().get("retry-after").cloned();
+        let (status, problem) = conforming(method, path, response).await;
+        let took = asked.elapsed();
+        eprintln!(
+            "faults {db:?}: {method} {path} answered {status} in {took:.1?} while the database was away"
+        );
+        assert_eq!(status, 503, "{method} {path}: {problem}");
+        assert!(retry_after.is_some(), "{method} {path} says when to retry");
+        assert!(
+            took < UNAVAILABLE_ANSWER_BOUND,
+            "{method} {path} took {took:?}"
+        );
+    }
+    if db == Db::Sqlite {
+        // A write lock stops writers only: the job still reads.
+        let (status, job) = get(&server, &format!("/v1/jobs/{running}")).await;
+        assert_eq!(status, 200, "{job}");
+    }
+
+    outage.end().await;
+    common::until_readyz(&server, 200, deadline).await;
+    // Everything accepted before ends, and new work is taken again.
+    let (_, done) = get(&server, &format!("/v1/jobs/{running}?wait=60")).await;
+    assert_eq!(
+        (done["status"].as_str(), done["reason"].as_str()),
+        (Some("exhausted"), Some("node_limit")),
+        "{done}"
+    );
+    let (status, solved, _) = post(&server, "/v1/solve", small_job(&mut rng, 2)).await;
+    assert_eq!(
+        (status, solved["status"].as_str()),
+        (200, Some("solved")),
+        "{solved}"
+    );
+    let (status, queued, _) = post(&server, "/v1/jobs", small_job(&mut rng, 3)).await;
+    assert_eq!(status, 202);
+    let id = queued["id"].as_str().expect("id");
+    let (_, done) = get(&server, &format!("/v1/jobs/{id}?wait=30")).await;
+    assert_eq!(done["status"], "solved", "{done}");
+    let database = pool(&store).await;
+    for row in all_jobs(&database).await {
+        assert_eq!(
+            row.finishes, 1,
+            "job {} ended {} times",
+            row.id, row.finishes
+        );
+    }
+}
+
 /// Every fault test runs on both job stores, each on a database of its own.
 macro_rules! on_both_stores {
     ($($test:ident),* $(,)?) => {
@@ -366,4 +585,7 @@ macro_rules! on_both_stores {
     };
 }
 
-on_both_stores!(every_accepted_job_ends_once_whatever_is_killed_when,);
+on_both_stores!(
+    every_accepted_job_ends_once_whatever_is_killed_when,
+    the_database_away_for_a_while_means_503_then_recovery,
+);

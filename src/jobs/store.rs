@@ -23,6 +23,11 @@ use crate::search::Weight;
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// The longest a statement waits for a connection before it fails: while the database
+/// is away, a request is answered 503 within this (plus, on SQLite, the writer's second
+/// of waiting for a lock) instead of hanging.
+const STORE_WAIT: Duration = Duration::from_secs(5);
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
@@ -250,35 +255,47 @@ impl Store {
         let (writer, reader) = match backend {
             Backend::Sqlite => {
                 let url = sqlite_url_creating(url);
-                let pragmas = |pool: AnyPoolOptions| {
-                    pool.after_connect(|connection, _| {
-                        Box::pin(async move {
-                            // In WAL mode NORMAL survives a crash of the process (what recovery
-                            // relies on); only a power loss can drop the last commits. FULL costs
-                            // an fsync per write.
-                            connection
-                                .execute(
-                                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                                     PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;",
-                                )
-                                .await?;
-                            Ok(())
+                let pragmas = |pool: AnyPoolOptions, busy_timeout: &'static str| {
+                    pool.acquire_timeout(STORE_WAIT)
+                        .after_connect(move |connection, _| {
+                            Box::pin(async move {
+                                // In WAL mode NORMAL survives a crash of the process (what
+                                // recovery relies on); only a power loss can drop the last
+                                // commits. FULL costs an fsync per write.
+                                connection
+                                    .execute(
+                                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                                         PRAGMA foreign_keys = ON;",
+                                    )
+                                    .await?;
+                                connection.execute(busy_timeout).await?;
+                                Ok(())
+                            })
                         })
-                    })
                 };
-                let writer = pragmas(AnyPoolOptions::new().max_connections(1))
-                    .connect(&url)
-                    .await?;
+                // The writer is this process's only one, so it meets a lock only when another
+                // process holds the database (a shell, a maintenance script). Every write
+                // queues behind the one waiting, so the wait is short: a second, and the
+                // request fails with 503 instead of the queue growing by seconds a write.
+                let writer = pragmas(
+                    AnyPoolOptions::new().max_connections(1),
+                    "PRAGMA busy_timeout = 1000;",
+                )
+                .connect(&url)
+                .await?;
                 SQLITE_MIGRATOR.run(&writer).await?;
-                let reader = pragmas(AnyPoolOptions::new().max_connections(8))
-                    .connect(&url)
-                    .await?;
+                let reader = pragmas(
+                    AnyPoolOptions::new().max_connections(8),
+                    "PRAGMA busy_timeout = 5000;",
+                )
+                .connect(&url)
+                .await?;
                 (writer, reader)
             }
             Backend::Postgres => {
                 let pool = AnyPoolOptions::new()
                     .max_connections(16)
-                    .acquire_timeout(Duration::from_secs(5))
+                    .acquire_timeout(STORE_WAIT)
                     .connect(url)
                     .await?;
                 POSTGRES_MIGRATOR.run(&pool).await?;
@@ -322,8 +339,18 @@ impl Store {
         Ok(())
     }
 
+    /// Whether the store answers and would take a write. On SQLite another process can
+    /// hold the write lock (a shell, a maintenance script): reads go on, but no job can be
+    /// accepted, claimed or finished, so the store is not ready.
     pub async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.reader).await?;
+        if self.backend == Backend::Sqlite {
+            // Takes the write lock and changes nothing. One statement, not a transaction:
+            // a caller that stops waiting cannot leave a transaction open on the writer.
+            sqlx::query("DELETE FROM jobs WHERE 0")
+                .execute(&self.writer)
+                .await?;
+        }
         Ok(())
     }
 
