@@ -457,13 +457,16 @@ async fn a_job_running_when_the_server_is_killed_finishes_after_restart(db: Db) 
 
 async fn a_full_queue_answers_503_with_retry_after_and_loses_nothing_accepted(db: Db) {
     let server = Server::launch(&db.fresh("full").await, &["--max-queued", "1"]);
+    // Long enough (a second or so) to keep both workers busy while the queue fills.
+    let mut bounded = hard_job();
+    bounded["limits"] = json!({"max_nodes": 2_000_000});
     let mut accepted = Vec::new();
     // Two workers and one queue place: the fourth submission at the latest is refused.
     let refusal = loop {
         assert!(accepted.len() < 4, "the queue never filled");
         let response = client()
             .post(server.url("/v1/jobs"))
-            .json(&hard_job())
+            .json(&bounded)
             .send()
             .await
             .expect("send");
@@ -489,6 +492,20 @@ async fn a_full_queue_answers_503_with_retry_after_and_loses_nothing_accepted(db
             "{job}"
         );
     }
+    // Every accepted job runs to its end; the refused one never became a job.
+    for id in &accepted {
+        let (_, job) = get(&server, &format!("/v1/jobs/{id}?wait=60")).await;
+        assert_eq!(
+            (job["status"].as_str(), job["reason"].as_str()),
+            (Some("exhausted"), Some("node_limit")),
+            "{job}"
+        );
+    }
+    let (_, list) = get(&server, "/v1/jobs").await;
+    assert_eq!(list["jobs"].as_array().map(Vec::len), Some(accepted.len()));
+    // With the queue drained, the service takes jobs again.
+    let (status, _, _) = post(&server, "/v1/jobs", bounded).await;
+    assert_eq!(status, 202);
 }
 
 async fn sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt(db: Db) {

@@ -23,6 +23,11 @@ use crate::search::Weight;
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// The longest a statement waits for a connection before it fails: while the database
+/// is away, a request is answered 503 within this (plus, on SQLite, the writer's second
+/// of waiting for a lock) instead of hanging.
+const STORE_WAIT: Duration = Duration::from_secs(5);
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
@@ -298,35 +303,47 @@ impl Store {
         let (writer, reader) = match backend {
             Backend::Sqlite => {
                 let url = sqlite_url_creating(url);
-                let pragmas = |pool: AnyPoolOptions| {
-                    pool.after_connect(|connection, _| {
-                        Box::pin(async move {
-                            // In WAL mode NORMAL survives a crash of the process (what recovery
-                            // relies on); only a power loss can drop the last commits. FULL costs
-                            // an fsync per write.
-                            connection
-                                .execute(
-                                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                                     PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;",
-                                )
-                                .await?;
-                            Ok(())
+                let pragmas = |pool: AnyPoolOptions, busy_timeout: &'static str| {
+                    pool.acquire_timeout(STORE_WAIT)
+                        .after_connect(move |connection, _| {
+                            Box::pin(async move {
+                                // In WAL mode NORMAL survives a crash of the process (what
+                                // recovery relies on); only a power loss can drop the last
+                                // commits. FULL costs an fsync per write.
+                                connection
+                                    .execute(
+                                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                                         PRAGMA foreign_keys = ON;",
+                                    )
+                                    .await?;
+                                connection.execute(busy_timeout).await?;
+                                Ok(())
+                            })
                         })
-                    })
                 };
-                let writer = pragmas(AnyPoolOptions::new().max_connections(1))
-                    .connect(&url)
-                    .await?;
+                // The writer is this process's only one, so it meets a lock only when another
+                // process holds the database (a shell, a maintenance script). Every write
+                // queues behind the one waiting, so the wait is short: a second, and the
+                // request fails with 503 instead of the queue growing by seconds a write.
+                let writer = pragmas(
+                    AnyPoolOptions::new().max_connections(1),
+                    "PRAGMA busy_timeout = 1000;",
+                )
+                .connect(&url)
+                .await?;
                 SQLITE_MIGRATOR.run(&writer).await?;
-                let reader = pragmas(AnyPoolOptions::new().max_connections(8))
-                    .connect(&url)
-                    .await?;
+                let reader = pragmas(
+                    AnyPoolOptions::new().max_connections(8),
+                    "PRAGMA busy_timeout = 5000;",
+                )
+                .connect(&url)
+                .await?;
                 (writer, reader)
             }
             Backend::Postgres => {
                 let pool = AnyPoolOptions::new()
                     .max_connections(16)
-                    .acquire_timeout(Duration::from_secs(5))
+                    .acquire_timeout(STORE_WAIT)
                     .connect(url)
                     .await?;
                 POSTGRES_MIGRATOR.run(&pool).await?;
@@ -370,8 +387,18 @@ impl Store {
         Ok(())
     }
 
+    /// Whether the store answers and would take a write. On SQLite another process can
+    /// hold the write lock (a shell, a maintenance script): reads go on, but no job can be
+    /// accepted, claimed or finished, so the store is not ready.
     pub async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.reader).await?;
+        if self.backend == Backend::Sqlite {
+            // Takes the write lock and changes nothing. One statement, not a transaction:
+            // a caller that stops waiting cannot leave a transaction open on the writer.
+            sqlx::query("DELETE FROM jobs WHERE 0")
+                .execute(&self.writer)
+                .await?;
+        }
         Ok(())
     }
 
@@ -600,7 +627,7 @@ impl Store {
         let query = sqlx::query(
             "UPDATE jobs SET status = $1, reason = $2, finished_at = $3, resolved_algorithm = $4, resolved_heuristic = $5, \
              plan = $6, plan_length = $7, optimal = $8, nodes_expanded = $9, nodes_generated = $10, unique_states = $11, \
-             threshold = $12, elapsed_us = $13, error = $14, lease_expires_at = NULL \
+             threshold = $12, elapsed_us = $13, error = $14, lease_expires_at = NULL, finishes = finishes + 1 \
              WHERE id = $15 AND lease_token = $16 AND status = 'running'",
         );
         let written = bind_result(
@@ -645,14 +672,15 @@ impl Store {
                         Backend::Postgres => format!("${n}"),
                     })
                     .collect();
-                format!("({})", list.join(", "))
+                // A job inserted finished has ended once.
+                format!("({}, 1)", list.join(", "))
             })
             .collect();
         let sql = format!(
             "INSERT INTO jobs (status, reason, finished_at, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, \
              nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, \
              id, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, weight_percent, \
-             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts, owner) VALUES {}",
+             max_nodes, timeout_ms, include_boards, created_at, started_at, attempts, owner, finishes) VALUES {}",
             rows.join(", ")
         );
         // Built only from numbered placeholders, so it is as safe as a literal. Batch sizes
@@ -683,7 +711,7 @@ impl Store {
     /// Ends a running job as failed, with a message for the logs, if `token` holds it.
     pub async fn fail(&self, id: &str, token: i64, why: &str) -> Result<bool, StoreError> {
         let written = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = $1, error = $2, lease_expires_at = NULL \
+            "UPDATE jobs SET status = 'failed', finished_at = $1, error = $2, lease_expires_at = NULL, finishes = finishes + 1 \
              WHERE id = $3 AND lease_token = $4 AND status = 'running'",
         )
         .bind(now_ms())
@@ -718,8 +746,8 @@ impl Store {
     /// Cancels the job if a caller acting as `owner` may see it (else `NotFound`).
     pub async fn cancel(&self, id: &str, owner: &Owner) -> Result<CancelOutcome, StoreError> {
         let queued = sqlx::query(
-            "UPDATE jobs SET status = 'cancelled', finished_at = $1 WHERE id = $2 AND status = 'queued' \
-             AND ($3 IS NULL OR owner = $3)",
+            "UPDATE jobs SET status = 'cancelled', finished_at = $1, finishes = finishes + 1 \
+             WHERE id = $2 AND status = 'queued' AND ($3 IS NULL OR owner = $3)",
         )
         .bind(now_ms())
         .bind(id)
@@ -790,7 +818,7 @@ impl Store {
             }
         }
         let failed = sqlx::query(
-            "UPDATE jobs SET status = 'failed', finished_at = $1, lease_expires_at = NULL, \
+            "UPDATE jobs SET status = 'failed', finished_at = $1, lease_expires_at = NULL, finishes = finishes + 1, \
              error = 'the job was interrupted too many times' \
              WHERE status = 'running' AND lease_expires_at < $2 AND attempts >= $3 RETURNING id",
         )
