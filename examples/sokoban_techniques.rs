@@ -69,6 +69,13 @@ fn main() {
             },
         ),
         (
+            "no corral deadlock search",
+            Techniques {
+                corral_deadlocks: false,
+                ..base
+            },
+        ),
+        (
             "no packing order",
             Techniques {
                 packing_penalty: 0,

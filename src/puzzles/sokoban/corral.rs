@@ -9,6 +9,7 @@
 
 use super::Direction;
 use super::board::{Board, NONE};
+use super::corral_deadlock::CorralSearch;
 use super::domain::{Flood, has_box};
 
 /// What the corral analysis allows.
@@ -18,12 +19,19 @@ pub enum Verdict {
     AllPushes,
     /// Only pushes of the boxes in [`Corrals::boxes`].
     OnlyCorral,
-    /// A PI-corral no push can open.
+    /// A PI-corral no push can open, or a corral proved dead by [`CorralSearch`].
     Deadlock,
 }
 
+/// Which corral tests [`Corrals::analyse`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorralTests {
+    pub pi_pruning: bool,
+    pub deadlock_search: bool,
+}
+
 /// Scratch space for the corral search, reused across expansions.
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 pub struct Corrals {
     stamp: Vec<u32>,
     generation: u32,
@@ -31,6 +39,8 @@ pub struct Corrals {
     members: Vec<u16>,
     /// The boxes of the chosen PI-corral.
     boxes: Vec<u16>,
+    interior: Vec<u16>,
+    search: CorralSearch,
 }
 
 impl Corrals {
@@ -38,9 +48,17 @@ impl Corrals {
         &self.boxes
     }
 
-    /// Looks at every corral of `boxes`, given the player's `region` (filled already),
-    /// and picks the PI-corral with the fewest legal pushes.
-    pub fn analyse(&mut self, board: &Board, boxes: &[u64], region: &Flood) -> Verdict {
+    /// Looks at every corral of `boxes`, given the player's `region` (filled already,
+    /// from `player`): with `tests.pi_pruning` picks the PI-corral with the fewest legal
+    /// pushes, with `tests.deadlock_search` tries each corral for a deadlock.
+    pub fn analyse(
+        &mut self,
+        board: &Board,
+        boxes: &[u64],
+        region: &Flood,
+        player: u16,
+        tests: CorralTests,
+    ) -> Verdict {
         let n = board.n_squares();
         if self.stamp.len() != n || self.generation == u32::MAX {
             self.stamp = vec![0; n];
@@ -74,6 +92,12 @@ impl Corrals {
             if !unfinished {
                 continue;
             }
+            if tests.deadlock_search && self.proved_dead(board, boxes, player) {
+                return Verdict::Deadlock;
+            }
+            if !tests.pi_pruning {
+                continue;
+            }
             let Some(pushes) = self.legal_pushes_if_pi(board, boxes, region) else {
                 continue;
             };
@@ -89,6 +113,21 @@ impl Corrals {
             Some(_) => Verdict::OnlyCorral,
             None => Verdict::AllPushes,
         }
+    }
+
+    /// Whether [`CorralSearch`] proves the corral in `queue` dead.
+    fn proved_dead(&mut self, board: &Board, boxes: &[u64], player: u16) -> bool {
+        self.members.clear();
+        self.interior.clear();
+        for &square in &self.queue {
+            if has_box(boxes, square) {
+                self.members.push(square);
+            } else {
+                self.interior.push(square);
+            }
+        }
+        self.search
+            .is_deadlock(board, &self.members, &self.interior, player, boxes.len())
     }
 
     /// For the corral in `queue`: `None` if a box of it can be pushed out into the

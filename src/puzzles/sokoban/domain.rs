@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use smallvec::{SmallVec, smallvec};
 
 use super::board::{Board, NONE, UNREACHABLE};
-use super::corral::{Corrals, Verdict};
+use super::corral::{CorralTests, Corrals, Verdict};
 use super::deadlock::freeze_deadlock;
 use super::matching::{FORBIDDEN, Hungarian};
 use super::{Direction, Level};
@@ -46,6 +46,8 @@ pub struct Techniques {
     pub bound: Bound,
     pub freeze_deadlocks: bool,
     pub pi_corrals: bool,
+    /// Prune positions whose corral a small search of its own proves dead.
+    pub corral_deadlocks: bool,
     /// Pushes added to the estimate per goal filled while a deeper goal is still empty
     /// ([`Board::packing_faults`]); 0 is off. Guidance into goal rooms for `any`.
     pub packing_penalty: Cost,
@@ -63,6 +65,7 @@ impl Techniques {
             bound,
             freeze_deadlocks: true,
             pi_corrals: true,
+            corral_deadlocks: true,
             packing_penalty: 0,
             box_moves: false,
         }
@@ -277,10 +280,14 @@ impl SokobanDomain {
     pub(super) fn prepare(&self, state: &State, scratch: &mut Scratch) -> Option<bool> {
         let board = &self.board;
         scratch.region.fill(board, &state.boxes, state.player);
-        let verdict = if self.techniques.pi_corrals {
+        let tests = CorralTests {
+            pi_pruning: self.techniques.pi_corrals,
+            deadlock_search: self.techniques.corral_deadlocks,
+        };
+        let verdict = if tests.pi_pruning || tests.deadlock_search {
             scratch
                 .corrals
-                .analyse(board, &state.boxes, &scratch.region)
+                .analyse(board, &state.boxes, &scratch.region, state.player, tests)
         } else {
             Verdict::AllPushes
         };

@@ -4,14 +4,15 @@
 //! [`read_collection`]); [`replay`] is the LURD plan validator; [`Board`] is the level
 //! compiled for search (squares, push distances, dead squares); [`SokobanDomain`]
 //! implements [`crate::search::Domain`] over box pushes with the player normalised to
-//! its region, pruned by [`deadlock`] tests and PI-corrals and bounded by a box–goal
-//! [`matching`];
+//! its region, pruned by [`deadlock`] tests, PI-corrals and corral deadlocks, and
+//! bounded by a box–goal [`matching`];
 //! [`BoxMoveDomain`] searches the same positions with whole box moves as actions;
 //! [`solve`] picks one of the two; [`plan`] turns a push sequence back into LURD.
 
 mod board;
 mod box_moves;
 mod corral;
+mod corral_deadlock;
 pub mod deadlock;
 mod domain;
 pub mod matching;

@@ -517,3 +517,28 @@ fn fess_solves_xsokoban_1_through_box_moves() {
     // 97 is the optimum; any solution has at least as many pushes.
     assert!(pushes.is_some_and(|p| p >= 97), "{pushes:?}");
 }
+
+/// Two boxes seal the top-left corner. Each could reach a goal if the player stood in
+/// the corner, and neither is frozen, so only the corral's own search sees that no push
+/// can ever open it: with it the start is dead at once, without it every position of
+/// the third box is tried first.
+#[test]
+fn corral_deadlock_search_proves_a_sealed_corner_dead() {
+    let lvl = level("########\n# $   .#\n#$     #\n#  @ $ #\n#.    .#\n########");
+    let expansions = |corral_deadlocks: bool| {
+        let techniques = Techniques {
+            corral_deadlocks,
+            ..Techniques::optimal(Bound::Matching)
+        };
+        let domain = SokobanDomain::new(&lvl, techniques);
+        let mut budget = Budget::unlimited();
+        let a_star = Algorithm::AStar {
+            weight: Weight::ONE,
+        };
+        let report = search::solve(&domain, a_star, &mut budget);
+        assert!(matches!(report.outcome, Outcome::Unsolvable), "{report:?}");
+        report.stats.nodes_expanded
+    };
+    assert_eq!(expansions(true), 1);
+    assert!(expansions(false) > 10, "{}", expansions(false));
+}

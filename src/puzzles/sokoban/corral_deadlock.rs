@@ -1,0 +1,123 @@
+//! Corral deadlocks (Festival's `corral_deadlock`, YASS): a corral the player cannot
+//! enter is tried on its own. Every box outside it is lifted off the board, which only
+//! frees squares, so any push of a corral box that is legal in the real position is
+//! legal here too; a small breadth-first search over the corral's pushes then looks
+//! for a way to open it (the player reaches a square inside) or to put all its boxes on
+//! goals. If the whole space runs out first, no real solution exists either: the
+//! position is dead. The search is bounded, and its verdicts are cached by the corral's
+//! boxes and the player's area, the whole of what they depend on.
+
+use std::collections::{HashMap, HashSet};
+
+use rustc_hash::FxBuildHasher;
+
+use super::Direction;
+use super::board::{Board, NONE};
+use super::deadlock::freeze_deadlock;
+use super::domain::{BoxSet, Flood, flip, has_box, squares};
+
+/// Positions one corral search may visit before it gives up and says "not proved".
+const NODE_LIMIT: usize = 400;
+/// Corrals with more boxes than this are not tried: their searches rarely finish.
+const MAX_BOXES: usize = 12;
+/// Cached verdicts kept before the cache starts afresh, to bound its memory.
+const CACHE_LIMIT: usize = 200_000;
+
+/// A corral position: its boxes (no others on the board) and the player's area.
+type Key = (BoxSet, u16);
+
+#[derive(Default)]
+pub struct CorralSearch {
+    verdicts: HashMap<Key, bool, FxBuildHasher>,
+    seen: HashSet<Key, FxBuildHasher>,
+    queue: Vec<Key>,
+    flood: Flood,
+    normalise: Flood,
+    frozen: Vec<u16>,
+    interior: Vec<u16>,
+}
+
+impl CorralSearch {
+    /// Whether the corral made of `boxes` (its boxes, among `words` bitset words)
+    /// around the empty squares `interior` can be proved never to open nor finish,
+    /// the player standing on `player` outside it.
+    pub fn is_deadlock(
+        &mut self,
+        board: &Board,
+        boxes: &[u16],
+        interior: &[u16],
+        player: u16,
+        words: usize,
+    ) -> bool {
+        if boxes.len() > MAX_BOXES || interior.is_empty() {
+            return false;
+        }
+        let mut start: BoxSet = smallvec::smallvec![0; words];
+        for &b in boxes {
+            flip(&mut start, b);
+        }
+        let area = self.flood.fill(board, &start, player);
+        let key = (start, area);
+        if let Some(&dead) = self.verdicts.get(&key) {
+            return dead;
+        }
+        self.interior.clear();
+        self.interior.extend_from_slice(interior);
+        let dead = self.exhausts(board, &key);
+        if self.verdicts.len() >= CACHE_LIMIT {
+            self.verdicts.clear();
+        }
+        self.verdicts.insert(key, dead);
+        dead
+    }
+
+    /// Breadth-first over the corral's pushes from `start`: true when every position
+    /// was seen without the corral opening or filling, within the node limit.
+    fn exhausts(&mut self, board: &Board, start: &Key) -> bool {
+        self.seen.clear();
+        self.queue.clear();
+        self.seen.insert(start.clone());
+        self.queue.push(start.clone());
+        let mut next = 0;
+        while next < self.queue.len() {
+            if next >= NODE_LIMIT {
+                return false;
+            }
+            let (boxes, player) = self.queue[next].clone();
+            next += 1;
+            self.flood.fill(board, &boxes, player);
+            if self.interior.iter().any(|&s| self.flood.reached(s)) {
+                return false;
+            }
+            for square in squares(&boxes).collect::<smallvec::SmallVec<[u16; 16]>>() {
+                for direction in Direction::ALL {
+                    let to = board.neighbour(square, direction);
+                    let from = board.neighbour(square, direction.opposite());
+                    if to == NONE
+                        || from == NONE
+                        || has_box(&boxes, to)
+                        || board.is_dead(to)
+                        || !self.flood.reached(from)
+                    {
+                        continue;
+                    }
+                    let mut pushed = boxes.clone();
+                    flip(&mut pushed, square);
+                    flip(&mut pushed, to);
+                    if freeze_deadlock(board, &pushed, to, &mut self.frozen) {
+                        continue;
+                    }
+                    if squares(&pushed).all(|b| board.is_goal(b)) {
+                        return false;
+                    }
+                    let area = self.normalise.fill(board, &pushed, square);
+                    let key = (pushed, area);
+                    if self.seen.insert(key.clone()) {
+                        self.queue.push(key);
+                    }
+                }
+            }
+        }
+        true
+    }
+}
