@@ -403,13 +403,7 @@ impl EventFeed {
                 _ = tokio::time::sleep(RECHECK) => None,
             };
             let Some(received) = received else {
-                let job = self
-                    .state
-                    .service
-                    .get(&self.id, &self.owner)
-                    .await
-                    .ok()
-                    .flatten()?;
+                let job = self.stored().await?;
                 if job.stage == self.stage {
                     continue;
                 }
@@ -436,15 +430,20 @@ impl EventFeed {
                 Ok(_) => continue,
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
-            let job = self
-                .state
-                .service
-                .get(&self.id, &self.owner)
-                .await
-                .ok()
-                .flatten()?;
+            let job = self.stored().await?;
             return Some(self.job_event(&job));
         }
+    }
+
+    /// The job as stored now; `None` once it is gone or the store cannot say, which
+    /// ends the stream (the client reconnects or polls).
+    async fn stored(&self) -> Option<JobRecord> {
+        self.state
+            .service
+            .get(&self.id, &self.owner)
+            .await
+            .ok()
+            .flatten()
     }
 
     /// `status` on a transition, `finished` (with the whole job) at the end.
