@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Db, Server, TestStore, client, conforming};
+use common::{Db, Server, TestStore, client, conforming, metrics_text};
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -354,14 +354,7 @@ async fn with_keys_each_key_has_a_rate_of_its_own() {
     assert!((999..=1000).contains(&wait), "{wait}");
     let (status, _, _) = call(&server, "get", "/v1/capabilities", Some(KEY_B), None).await;
     assert_eq!(status, 200, "B is not held back by A");
-    let text = client()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = metrics_text(&server).await;
     assert!(
         text.contains(r#"puzzled_requests_refused_total{reason="rate_limited"} 1"#),
         "{text}"

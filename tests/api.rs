@@ -6,7 +6,7 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{Contract, Db, Server, client, get, post};
+use common::{Contract, Db, Server, client, get, metrics_text, post};
 use serde_json::{Value, json};
 
 const KORF_88: [u64; 16] = [15, 2, 12, 11, 14, 13, 9, 5, 1, 3, 8, 7, 0, 10, 6, 4];
@@ -91,16 +91,6 @@ fn series(exposition: &str, name_and_labels: &str) -> f64 {
         .lines()
         .find_map(|line| line.strip_prefix(name_and_labels)?.trim().parse().ok())
         .unwrap_or(0.0)
-}
-
-async fn metrics_text(server: &Server) -> String {
-    let response = client()
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(response.status().as_u16(), 200);
-    response.text().await.expect("text")
 }
 
 async fn small_sync_solves_skip_the_queue_and_big_ones_go_through_it(db: Db) {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Db, Server, TestStore, client, get, post};
+use common::{Db, Server, TestStore, get, metrics_text, post};
 use puzzled::jobs::store::{LeaseState, NewJob, Owner, Stage, Store};
 use puzzled::jobs::{
     AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec, TableStore,
@@ -185,14 +185,7 @@ async fn a_killed_worker_loses_no_job_and_its_jobs_run_again_elsewhere() {
     let (_, recovered) = get(&front, &format!("/v1/jobs/{}", held[0])).await;
     assert_eq!(recovered["attempts"], 2);
     // The survivor's reaper counted exactly those recoveries.
-    let metrics = client()
-        .get(survivor.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = metrics_text(&survivor).await;
     assert!(
         metrics.contains(&format!(
             "puzzled_jobs_recovered_total{{outcome=\"requeued\"}} {}",

@@ -266,6 +266,17 @@ pub async fn post(
     (status, body, headers)
 }
 
+/// What `server`'s `/metrics` shows now.
+pub async fn metrics_text(server: &Server) -> String {
+    let response = client()
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(response.status().as_u16(), 200);
+    response.text().await.expect("text")
+}
+
 pub async fn get(server: &Server, path: &str) -> (u16, Value) {
     let response = client()
         .get(server.url(path))
