@@ -354,12 +354,22 @@ async fn with_keys_each_key_has_a_rate_of_its_own() {
     assert!((999..=1000).contains(&wait), "{wait}");
     let (status, _, _) = call(&server, "get", "/v1/capabilities", Some(KEY_B), None).await;
     assert_eq!(status, 200, "B is not held back by A");
+    // Refused requests count against their address: guessing keys is limited too.
+    for (key, expected) in [(None, 401), (Some(WRONG_KEY), 401), (Some(WRONG_KEY), 429)] {
+        let (status, _, _) = call(&server, "get", "/v1/capabilities", key, None).await;
+        assert_eq!(status, expected, "{key:?}");
+    }
+    let (status, _, _) = call(&server, "get", "/v1/capabilities", Some(KEY_B), None).await;
+    assert_eq!(
+        status, 200,
+        "a key is not held back by its address's guesses"
+    );
     let text = metrics_text(&server).await;
     assert!(
-        text.contains(r#"puzzled_requests_refused_total{reason="rate_limited"} 1"#),
+        text.contains(r#"puzzled_requests_refused_total{reason="rate_limited"} 2"#),
         "{text}"
     );
-    assert!(text.contains("puzzled_rate_limited_callers 2"), "{text}");
+    assert!(text.contains("puzzled_rate_limited_callers 3"), "{text}");
 }
 
 #[tokio::test]

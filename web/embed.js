@@ -21,11 +21,12 @@ export { model, slidingGoal, slidingSolvable, shuffledSliding, slideTile } from 
  * and resolves with the finished job, whatever its status. Options: `baseUrl` (default:
  * where this module came from), `algorithm`, `heuristic`, `partition`, `objective`,
  * `weight`, `limits: {max_nodes, timeout_ms}`, `onStatus(job)`, `onProgress(progress)`,
- * and `signal`: aborting it cancels the job and rejects with an AbortError.
+ * `signal`: aborting it cancels the job and rejects with an AbortError, and `apiKey` for a
+ * service with keys on (a key in a public page is public: give such a page a key of its own).
  * A request the service refuses rejects with a ProblemError (`.problem.pointer` names the field).
  */
 export function solve(puzzle, options = {}) {
-  return createClient(options.baseUrl).run(jobRequest(puzzle, options), options);
+  return createClient(options.baseUrl, { apiKey: options.apiKey }).run(jobRequest(puzzle, options), options);
 }
 
 // The widget's look comes with it, once per document.

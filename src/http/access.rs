@@ -175,28 +175,34 @@ fn admit(
     headers: &HeaderMap,
     now: Instant,
 ) -> Result<Caller, AccessError> {
+    let address = || peer.to_string();
     let caller = match &access.keys {
-        None => Caller {
+        None => Ok(Caller {
             owner: Owner::Anyone,
-            client: peer.to_string(),
-        },
-        Some(keys) => {
-            let token = bearer_token(headers).ok_or(AccessError::MissingKey)?;
-            let id = keys.owner(token).ok_or(AccessError::UnknownKey)?;
-            Caller {
+            client: address(),
+        }),
+        Some(keys) => bearer_token(headers)
+            .ok_or(AccessError::MissingKey)
+            .and_then(|token| keys.owner(token).ok_or(AccessError::UnknownKey))
+            .map(|id| Caller {
                 owner: Owner::Key(id.to_string()),
                 client: id.to_string(),
-            }
-        }
+            }),
     };
     if let Some(limiter) = &access.limiter {
+        // A refused request counts against its address, so guessing keys is rate-limited
+        // too (a key id is hex digits, never an address: the buckets cannot mix).
+        let client = match &caller {
+            Ok(caller) => caller.client.clone(),
+            Err(_) => address(),
+        };
         limiter
-            .check(&caller.client, now)
+            .check(&client, now)
             .map_err(|wait| AccessError::RateLimited {
                 retry_after: retry_after_seconds(wait),
             })?;
     }
-    Ok(caller)
+    caller
 }
 
 /// The token of an `Authorization: Bearer <token>` header (the scheme in any case).
@@ -325,9 +331,10 @@ mod tests {
             (Owner::Anyone, "192.0.2.7")
         );
 
+        // Bursts of five: the address's bucket and the key's are apart.
         let locked = Access {
             keys: keys(None, &[KEY_A]).expect("parses"),
-            limiter: Some(RateLimiter::new(1.0, 1)),
+            limiter: Some(RateLimiter::new(1.0, 5)),
         };
         for authorization in [None, Some("Basic abc"), Some("Bearer "), Some(KEY_A)] {
             assert!(matches!(
@@ -335,31 +342,26 @@ mod tests {
                 Err(AccessError::MissingKey)
             ));
         }
+        let wrong = headers(Some("Bearer wrong-0123456789abcdef"));
         assert!(matches!(
-            admit(
-                &locked,
-                peer,
-                &headers(Some("Bearer wrong-0123456789abcdef")),
-                now
-            ),
+            admit(&locked, peer, &wrong, now),
             Err(AccessError::UnknownKey)
         ));
-        let caller = admit(
-            &locked,
-            peer,
-            &headers(Some(&format!("bearer {KEY_A}"))),
-            now,
-        )
-        .expect("the key");
-        assert_eq!(caller.owner, Owner::Key(caller.client.clone()));
-        assert_eq!(caller.client.len(), KEY_ID_HEX_DIGITS);
-        assert!(matches!(
-            admit(
-                &locked,
-                peer,
-                &headers(Some(&format!("Bearer {KEY_A}"))),
-                now
+        assert!(
+            matches!(
+                admit(&locked, peer, &wrong, now),
+                Err(AccessError::RateLimited { retry_after: 1 })
             ),
+            "guesses from one address are limited"
+        );
+        let keyed = headers(Some(&format!("bearer {KEY_A}")));
+        for _ in 0..5 {
+            let caller = admit(&locked, peer, &keyed, now).expect("the key");
+            assert_eq!(caller.owner, Owner::Key(caller.client.clone()));
+            assert_eq!(caller.client.len(), KEY_ID_HEX_DIGITS);
+        }
+        assert!(matches!(
+            admit(&locked, peer, &keyed, now),
             Err(AccessError::RateLimited { retry_after: 1 })
         ));
     }

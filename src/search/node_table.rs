@@ -13,6 +13,10 @@ pub struct Node<D: Domain> {
     pub state: D::State,
     pub parent: Option<(NodeId, D::Action)>,
     pub g: Cost,
+    /// The cost of the action from the parent. A solution's cost is the sum of these:
+    /// a node's `g` goes stale when a search that does not reopen nodes (greedy, FESS)
+    /// finds a cheaper way to one of its ancestors.
+    step: Cost,
 }
 
 pub struct NodeTable<D: Domain> {
@@ -65,6 +69,9 @@ impl<D: Domain> NodeTable<D> {
         g: Cost,
         budget: &Budget,
     ) -> Result<Inserted, Stop> {
+        let step = parent
+            .as_ref()
+            .map_or(0, |(p, _)| g - self.nodes[*p as usize].g);
         match self.index.entry(domain.key(&state)) {
             Entry::Occupied(entry) => {
                 let id = *entry.get();
@@ -72,6 +79,7 @@ impl<D: Domain> NodeTable<D> {
                 if g < node.g {
                     node.g = g;
                     node.parent = parent;
+                    node.step = step;
                     Ok(Inserted::Improved(id))
                 } else {
                     Ok(Inserted::Known)
@@ -83,7 +91,12 @@ impl<D: Domain> NodeTable<D> {
                 budget.check_memory(self.nodes.len() + 1, bytes)?;
                 let id = NodeId::try_from(self.nodes.len()).map_err(|_| Stop::MemoryLimit)?;
                 entry.insert(id);
-                self.nodes.push(Node { state, parent, g });
+                self.nodes.push(Node {
+                    state,
+                    parent,
+                    g,
+                    step,
+                });
                 Ok(Inserted::New(id))
             }
         }
@@ -92,15 +105,14 @@ impl<D: Domain> NodeTable<D> {
     /// The actions from the root to `id`, following parent links.
     pub fn solution(&self, id: NodeId) -> Solution<D::Action> {
         let mut actions = Vec::new();
+        let mut cost = 0;
         let mut current = id;
         while let Some((parent, action)) = self.node(current).parent {
             actions.push(action);
+            cost += self.node(current).step;
             current = parent;
         }
         actions.reverse();
-        Solution {
-            actions,
-            cost: self.node(id).g,
-        }
+        Solution { actions, cost }
     }
 }

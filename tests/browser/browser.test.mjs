@@ -49,12 +49,13 @@ function staticSite() {
 }
 
 /** `puzzled serve` on a fresh store; resolves once it logs the address it listens on. */
-function startPuzzled(dir, corsOrigin) {
+function startPuzzled(dir, { corsOrigin, env = {} } = {}) {
+  const cors = corsOrigin ? ['--cors-origin', corsOrigin] : [];
   const child = spawn(
     BIN,
     ['serve', '--bind', '127.0.0.1:0', '--database-url', `sqlite://${path.join(dir, 'jobs.db')}`,
-      '--workers', '2', '--warm-tables', 'false', '--cors-origin', corsOrigin],
-    { env: { ...process.env, PUZZLED_DATA_DIR: path.join(dir, 'tables'), PUZZLED_LOG: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] },
+      '--workers', '2', '--warm-tables', 'false', ...cors],
+    { env: { ...process.env, PUZZLED_DATA_DIR: path.join(dir, 'tables'), PUZZLED_LOG: 'info', ...env }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -76,7 +77,7 @@ describe('the page and embed.js in Chromium', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'puzzled-browser-'));
     mkdirSync(ARTIFACTS, { recursive: true });
     [allowed, denied] = await Promise.all([staticSite(), staticSite()]);
-    puzzled = await startPuzzled(dir, allowed.origin);
+    puzzled = await startPuzzled(dir, { corsOrigin: allowed.origin });
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
   });
 
@@ -305,5 +306,54 @@ describe('the page and embed.js in Chromium', () => {
     await page.goto(`${denied.origin}/embed-test.html?api=${encodeURIComponent(puzzled.base)}`);
     await page.waitForFunction(() => window.solved || window.embedError, null, SLOW);
     assert.match(await page.evaluate(() => window.embedError), /Failed to fetch dynamically imported module/);
+  });
+});
+
+describe('the page with API keys on', () => {
+  const KEY = 'browser-test-key-5f3a9c1e';
+  let dir, puzzled, browser;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'puzzled-browser-keys-'));
+    puzzled = await startPuzzled(dir, { env: { PUZZLED_API_KEYS: KEY } });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (puzzled) await stopped(puzzled.child);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('asks for a key, then solves with it and follows the job', SLOW, async (t) => {
+    const page = await browser.newPage();
+    const problems = [];
+    page.on('pageerror', (error) => problems.push(String(error)));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 401/.test(message.text())) problems.push(message.text());
+    });
+    t.after(async () => {
+      await page.close();
+      assert.deepEqual(problems, [], 'the page logged errors');
+    });
+    await page.goto(`${puzzled.base}/`);
+    await page.waitForSelector('#run .pz-run[data-status="error"]', SLOW);
+    assert.match(await page.textContent('#run .pz-outcome'), /needs an API key/);
+
+    await page.fill('#api-key', KEY);
+    await page.dispatchEvent('#api-key', 'change');
+    await page.waitForFunction(() => document.querySelector('#algorithm').options.length > 1, null, SLOW);
+    // Over the queue, so the page follows the job's event stream with the key.
+    await page.selectOption('#sliding-preset', { label: 'Korf #1 (57 moves)' });
+    await page.fill('#max-nodes', '200000');
+    await page.click('#solve');
+    await page.waitForSelector('#run .pz-run:not([data-status="idle"]):not([data-status="queued"]):not([data-status="running"])', SLOW);
+    assert.equal(await page.getAttribute('#run .pz-run', 'data-status'), 'exhausted');
+
+    const keyed = (url) => fetch(url, { headers: { authorization: `Bearer ${KEY}` } });
+    const { jobs } = await (await keyed(`${puzzled.base}/v1/jobs`)).json();
+    assert.equal(jobs.length, 1, 'the job belongs to the key');
+    assert.equal((await fetch(`${puzzled.base}/v1/jobs`)).status, 401);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('puzzled-api-key')), KEY);
   });
 });

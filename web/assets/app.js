@@ -16,7 +16,10 @@ import {
 import { SLIDING_PRESETS, SOKOBAN_SAMPLES } from './samples.js';
 
 const $ = (selector) => document.querySelector(selector);
-const client = createClient(location.origin);
+// The key stays in this tab only (sessionStorage), never in the page's address.
+const API_KEY_ITEM = 'puzzled-api-key';
+$('#api-key').value = sessionStorage.getItem(API_KEY_ITEM) || '';
+const client = createClient(location.origin, { apiKey: () => $('#api-key').value.trim() });
 const view = createRunView($('#run'));
 const form = $('#job-form');
 let capabilities = null;
@@ -329,11 +332,23 @@ $('#level').value = SOKOBAN_SAMPLES[0].level;
 drawLevel();
 view.reset(slidingPuzzle());
 showType();
-refreshRecent();
-try {
-  capabilities = await client.capabilities();
-  fillOptions();
-  fillLimits();
-} catch (error) {
-  view.error(`Cannot read the service's capabilities: ${error.message}`);
+async function loadCapabilities() {
+  try {
+    capabilities = await client.capabilities();
+    fillOptions();
+    fillLimits();
+  } catch (error) {
+    view.error(`Cannot read the service's capabilities: ${error.message}`);
+  }
 }
+
+// A new key may open what the last one could not.
+$('#api-key').addEventListener('change', () => {
+  sessionStorage.setItem(API_KEY_ITEM, $('#api-key').value.trim());
+  if (!controller) view.reset(currentPuzzle());
+  loadCapabilities();
+  refreshRecent();
+});
+
+refreshRecent();
+await loadCapabilities();

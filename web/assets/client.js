@@ -1,4 +1,4 @@
-// The API client: submit a job, follow it over Server-Sent Events, cancel it.
+// The API client: submit a job, follow its Server-Sent Events, cancel it.
 // Errors from the service are RFC 9457 problem documents and arrive as ProblemError.
 
 /** A problem+json answer: `status`, `title`, `detail` and, for a bad field, `pointer`. */
@@ -29,23 +29,69 @@ function abortError(job) {
   return error;
 }
 
-/** A client for the service at `baseUrl` (default: where this module was loaded from). */
-export function createClient(baseUrl = new URL('..', import.meta.url).href) {
+/** The answer's JSON, or a ProblemError for a refusal. */
+async function payloadOf(response) {
+  const type = response.headers.get('content-type') || '';
+  const payload = type.includes('json') ? await response.json() : null;
+  if (!response.ok) {
+    throw new ProblemError(payload || { status: response.status, title: response.statusText });
+  }
+  return payload;
+}
+
+/**
+ * Reads the Server-Sent Events of `response`, calling `onEvent(name, data)` for each,
+ * until it returns something other than undefined (resolves with that) or the stream
+ * ends (resolves with undefined).
+ */
+async function readEvents(response, onEvent) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return undefined;
+    buffer += value;
+    let blank;
+    while ((blank = /\r?\n\r?\n/.exec(buffer))) {
+      const frame = buffer.slice(0, blank.index);
+      buffer = buffer.slice(blank.index + blank[0].length);
+      let name = 'message';
+      const data = [];
+      for (const line of frame.split(/\r?\n/)) {
+        if (line.startsWith('event:')) name = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (!data.length) continue; // a keep-alive comment
+      const result = onEvent(name, data.join('\n'));
+      if (result !== undefined) {
+        reader.cancel().catch(() => {});
+        return result;
+      }
+    }
+  }
+}
+
+const RECONNECT_MS = 1000;
+
+/**
+ * A client for the service at `baseUrl` (default: where this module was loaded from).
+ * `apiKey`, a string or a function that returns one, is sent as a bearer token when the
+ * service has keys on. Anyone who can read a page can read a key written into it.
+ */
+export function createClient(baseUrl = new URL('..', import.meta.url).href, { apiKey } = {}) {
   const base = baseUrl.replace(/\/+$/, '');
+  const authorization = () => {
+    const key = typeof apiKey === 'function' ? apiKey() : apiKey;
+    return key ? { authorization: `Bearer ${key}` } : {};
+  };
 
   async function call(method, path, { body, headers = {} } = {}) {
-    const init = { method, headers: { accept: 'application/json', ...headers } };
+    const init = { method, headers: { accept: 'application/json', ...authorization(), ...headers } };
     if (body !== undefined) {
       init.headers['content-type'] = 'application/json';
       init.body = JSON.stringify(body);
     }
-    const response = await fetch(`${base}${path}`, init);
-    const type = response.headers.get('content-type') || '';
-    const payload = type.includes('json') ? await response.json() : null;
-    if (!response.ok) {
-      throw new ProblemError(payload || { status: response.status, title: response.statusText });
-    }
-    return payload;
+    return payloadOf(await fetch(`${base}${path}`, init));
   }
 
   const client = {
@@ -67,45 +113,41 @@ export function createClient(baseUrl = new URL('..', import.meta.url).href) {
      * no solution is an outcome, not an error). `onStatus(job)` on each change,
      * `onProgress({nodes_expanded, threshold, elapsed_ms})` while it runs. Aborting
      * `signal` cancels the job and rejects with an AbortError carrying the job.
+     * The event stream is read with fetch, not EventSource, which cannot send a key.
      */
-    follow(id, { onStatus, onProgress, signal } = {}) {
-      return new Promise((resolve, reject) => {
-        const source = new EventSource(`${base}/v1/jobs/${encodeURIComponent(id)}/events`);
-        let settled = false;
-        const settle = (fn, value) => {
-          if (settled) return;
-          settled = true;
-          source.close();
-          signal?.removeEventListener('abort', onAbort);
-          fn(value);
-        };
-        const onAbort = () => {
-          source.close();
-          client.cancel(id).then(
-            (job) => settle(reject, abortError(job)),
-            () => settle(reject, abortError(null)),
-          );
-        };
-        if (signal?.aborted) return onAbort();
-        signal?.addEventListener('abort', onAbort, { once: true });
-        source.addEventListener('status', (event) => onStatus?.(JSON.parse(event.data)));
-        source.addEventListener('progress', (event) => onProgress?.(JSON.parse(event.data)));
-        source.addEventListener('finished', (event) => {
-          const job = JSON.parse(event.data);
+    async follow(id, { onStatus, onProgress, signal } = {}) {
+      const cancelled = async () => abortError(await client.cancel(id).catch(() => null));
+      const url = `${base}/v1/jobs/${encodeURIComponent(id)}/events`;
+      for (;;) {
+        if (signal?.aborted) throw await cancelled();
+        try {
+          const response = await fetch(url, { headers: { accept: 'text/event-stream', ...authorization() }, signal });
+          if (!response.ok) await payloadOf(response);
+          const finished = await readEvents(response, (name, data) => {
+            const value = JSON.parse(data);
+            if (name === 'status') onStatus?.(value);
+            else if (name === 'progress') onProgress?.(value);
+            else if (name === 'finished') {
+              onStatus?.(value);
+              return value;
+            }
+            return undefined;
+          });
+          if (finished) return finished;
+        } catch (error) {
+          if (signal?.aborted) throw await cancelled();
+          // A refusal (404, 401) is final; a dropped connection is tried again.
+          if (error instanceof ProblemError) throw error;
+        }
+        // The stream ended early (a restart, a proxy's timeout): the stored job says
+        // whether there is anything left to follow.
+        const job = await client.job(id);
+        if (isTerminal(job.status)) {
           onStatus?.(job);
-          // The server closes the stream now; EventSource would reconnect unless closed.
-          settle(resolve, job);
-        });
-        source.addEventListener('error', () => {
-          // A dropped stream reconnects by itself; a refused one (404, CORS) is final,
-          // and the stored job then says where things are.
-          if (source.readyState !== EventSource.CLOSED || settled) return;
-          client.job(id).then(
-            (job) => (isTerminal(job.status) ? settle(resolve, job) : settle(reject, new Error('lost the event stream'))),
-            (error) => settle(reject, error),
-          );
-        });
-      });
+          return job;
+        }
+        await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+      }
     },
 
     /** Submits `request` and follows it: see `follow`. */

@@ -126,23 +126,22 @@ impl Board {
     }
 
     /// Peels boxes off a board with every goal filled: each round removes the goal
-    /// boxes the player can pull one step out of place from where it stands (it starts
-    /// on every square that is not a goal). A level is packed in the reverse order.
+    /// boxes the player can pull one step out of place from where it stands. A level
+    /// is packed in the reverse order. The player starts where the boxes come from: in
+    /// the areas (goals taken as walls) that hold the player or a box off its goal at
+    /// the start, never in a pocket of a goal room, which it reaches only as the goals
+    /// around it empty.
     fn packing_layers(&self) -> Vec<u16> {
         let n = self.n_squares();
+        let sources = self.source_areas();
         let mut filled = self.goal.clone();
         let mut layer = vec![u16::MAX; self.goals.len()];
         let mut reached = vec![false; n];
         let mut queue: Vec<u16> = Vec::with_capacity(n);
         for round in 0.. {
-            reached.iter_mut().for_each(|r| *r = false);
+            reached.copy_from_slice(&sources);
             queue.clear();
-            for s in 0..n as u16 {
-                if !self.goal[s as usize] {
-                    reached[s as usize] = true;
-                    queue.push(s);
-                }
-            }
+            queue.extend((0..n as u16).filter(|&s| sources[s as usize]));
             self.breadth_first(&mut queue, &mut reached, |s| !filled[s as usize], |_, _| {});
             let pullable = |g: u16| {
                 Direction::ALL.into_iter().any(|d| {
@@ -175,6 +174,28 @@ impl Board {
             .filter(|l| **l == u16::MAX)
             .for_each(|l| *l = deepest);
         layer
+    }
+
+    /// The squares of the areas the floor falls into with the goals walled off that
+    /// hold the player or a box off a goal at the start; goals themselves are not in
+    /// them, not even the one the player may start on.
+    fn source_areas(&self) -> Vec<bool> {
+        let mut source = vec![false; self.n_squares()];
+        let mut queue = vec![self.start_player];
+        queue.extend(self.start_boxes.iter().filter(|&&b| !self.goal[b as usize]));
+        for &s in &queue {
+            source[s as usize] = true;
+        }
+        self.breadth_first(
+            &mut queue,
+            &mut source,
+            |s| !self.goal[s as usize],
+            |_, _| {},
+        );
+        for &g in &self.goals {
+            source[g as usize] = false;
+        }
+        source
     }
 
     /// Goals filled while a deeper goal (see `packing_layers`) is still empty: each is

@@ -542,3 +542,39 @@ fn corral_deadlock_search_proves_a_sealed_corner_dead() {
     assert_eq!(expansions(true), 1);
     assert!(expansions(false) > 10, "{}", expansions(false));
 }
+
+/// Two goals in a dead-end room with a pocket of floor behind them: the player can
+/// only stand in the pocket once both goals are empty, so the far goal is filled first.
+/// Counting the pocket as a place the player starts from would make both goals equal.
+#[test]
+fn packing_order_fills_the_far_goal_first_even_with_a_pocket_behind_it() {
+    let lvl = level("###########\n#@ $$ ..  #\n###########");
+    let board = Board::new(&lvl);
+    let square = |col: usize| board.square(lvl.cols() + col);
+    let (near, far) = (square(6), square(7));
+    assert!(board.is_goal(near) && board.is_goal(far));
+    assert_eq!(
+        board.packing_faults(|g| g == near),
+        1,
+        "the near goal filled first"
+    );
+    assert_eq!(
+        board.packing_faults(|g| g == far),
+        0,
+        "the far goal filled first"
+    );
+}
+
+/// Found by the property test above: the feature-space search found a shorter way to a
+/// position after expanding it, and reported the cost of the old path (8 pushes) with
+/// the plan of the new one (6). A solution's cost is now summed along its own path.
+#[test]
+fn fess_reports_the_pushes_of_the_plan_it_returns() {
+    let lvl = level("#######\n#    @#\n# $.  #\n## . ##\n#  $$ #\n#  .  #\n#######");
+    let fess = Techniques {
+        box_moves: true,
+        ..Techniques::any(Bound::Matching)
+    };
+    // solve_through checks the pushes replayed against the cost reported.
+    assert!(solve_through(&lvl, fess, Algorithm::FeatureSpace).is_some());
+}
