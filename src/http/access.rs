@@ -192,12 +192,16 @@ fn admit(
     if let Some(limiter) = &access.limiter {
         // A refused request counts against its address, so guessing keys is rate-limited
         // too (a key id is hex digits, never an address: the buckets cannot mix).
+        let refused_address;
         let client = match &caller {
-            Ok(caller) => caller.client.clone(),
-            Err(_) => address(),
+            Ok(caller) => caller.client.as_str(),
+            Err(_) => {
+                refused_address = address();
+                refused_address.as_str()
+            }
         };
         limiter
-            .check(&client, now)
+            .check(client, now)
             .map_err(|wait| AccessError::RateLimited {
                 retry_after: retry_after_seconds(wait),
             })?;
