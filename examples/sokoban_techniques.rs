@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use puzzled::puzzles::sokoban::{self, Bound, Level, Techniques};
-use puzzled::search::{Algorithm, Budget, CancelFlag, Limits, Outcome, Weight};
+use puzzled::search::{Advice, Algorithm, Budget, CancelFlag, Limits, Outcome, Weight};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -41,7 +41,9 @@ fn main() {
                 box_moves: true,
                 ..Techniques::any(Bound::Matching)
             },
-            Algorithm::FeatureSpace,
+            Algorithm::FeatureSpace {
+                advice: Advice::BestPerFeature,
+            },
         ),
         _ => (Techniques::any(Bound::Matching), Algorithm::GreedyBestFirst),
     };
@@ -83,6 +85,13 @@ fn main() {
             },
         ),
         (
+            "no hotspot feature",
+            Techniques {
+                hotspots: false,
+                ..base
+            },
+        ),
+        (
             "single pushes instead of box moves",
             Techniques {
                 box_moves: false,
@@ -94,7 +103,7 @@ fn main() {
     println!("|---|---|---|---|---|");
     for (name, techniques) in configurations {
         if techniques == base && name != "all on" {
-            continue; // packing is off for `optimal`, box moves for all but `fess`
+            continue; // packing and hotspots are off for `optimal`, box moves for all but `fess`
         }
         let (mut solved, mut nodes, mut seconds, mut unsolved) = (0, 0, 0.0, Vec::new());
         for (index, level) in &levels {

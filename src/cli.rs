@@ -830,6 +830,8 @@ struct LevelLine<'a> {
     id: usize,
     title: Option<&'a str>,
     status: &'a str,
+    /// The search that ended the job (for `auto`, the portfolio's phase).
+    algorithm: &'a str,
     length: Option<usize>,
     moves: Option<usize>,
     pushes: Option<usize>,
@@ -844,6 +846,7 @@ struct LevelLine<'a> {
 
 #[derive(Default, serde::Serialize)]
 struct LevelSummary {
+    /// As requested: `auto` runs a portfolio, whose phases the level lines name.
     algorithm: String,
     heuristic: String,
     solved: usize,
@@ -910,6 +913,11 @@ fn bench_sokoban(args: &BenchArgs) -> Result<i32, CliError> {
         .map(|spec| resolve(spec, &tables))
         .collect::<Result<Vec<_>, _>>()?;
     let mut summary = LevelSummary {
+        algorithm: args
+            .search
+            .algorithm
+            .clone()
+            .unwrap_or_else(|| "auto".into()),
         total: levels.len(),
         ..LevelSummary::default()
     };
@@ -942,7 +950,6 @@ fn bench_sokoban(args: &BenchArgs) -> Result<i32, CliError> {
                 let level = &levels[done];
                 done += 1;
                 let outcome = JobOutcome::from(&report);
-                summary.algorithm = outcome.algorithm.clone();
                 summary.heuristic = outcome.heuristic.clone();
                 let elapsed_ms = wire::millis(report.stats.elapsed);
                 summary.total_ms += elapsed_ms;
@@ -959,6 +966,7 @@ fn bench_sokoban(args: &BenchArgs) -> Result<i32, CliError> {
                     id: level.index,
                     title: level.title.as_deref(),
                     status: report.status.name(),
+                    algorithm: &outcome.algorithm,
                     length: report.plan.as_ref().map(|p| p.length),
                     moves: report.plan.as_ref().map(|p| p.length),
                     pushes,

@@ -2,9 +2,10 @@
 //! is projected onto a small feature vector ([`Domain::features`]), and the search
 //! visits the cells of equal features in turn, expanding one state from each, so no
 //! single region of the space (the one the estimate likes best) can starve the rest.
-//! Within a cell the state with the least weight goes first: a move that improves
-//! any feature weighs 0, any other move 1, so plans that keep making progress stay
-//! cheap however long they are. Ties go to the smaller estimate.
+//! Within a cell the state with the least weight goes first. Each expansion names
+//! the children it is advised to follow ([`Advice`]): their moves weigh 0, any other
+//! move 1, so plans that keep taking advice stay cheap however long they are. Ties go
+//! to the smaller estimate.
 //!
 //! Complete (every new state is queued once), not optimal.
 
@@ -14,7 +15,7 @@ use std::collections::{BinaryHeap, HashMap};
 use rustc_hash::FxBuildHasher;
 
 use super::node_table::{Inserted, NodeId, NodeTable};
-use super::{Budget, Cost, Domain, Features, Outcome, Stop};
+use super::{Advice, Budget, Cost, Domain, Features, Outcome, Stop};
 
 /// Queue entry, smallest first: (weight, estimate, insertion order, node).
 type Entry = Reverse<(Cost, Cost, u64, NodeId)>;
@@ -36,15 +37,16 @@ impl Cells {
     }
 }
 
-pub fn search<D: Domain>(domain: &D, budget: &mut Budget) -> Outcome<D::Action> {
+pub fn search<D: Domain>(domain: &D, advice: Advice, budget: &mut Budget) -> Outcome<D::Action> {
     let mut table = NodeTable::<D>::new();
-    let outcome = run(domain, budget, &mut table).unwrap_or_else(Outcome::Stopped);
+    let outcome = run(domain, advice, budget, &mut table).unwrap_or_else(Outcome::Stopped);
     budget.stats.unique_states = Some(table.len() as u64);
     outcome
 }
 
 fn run<D: Domain>(
     domain: &D,
+    advice: Advice,
     budget: &mut Budget,
     table: &mut NodeTable<D>,
 ) -> Result<Outcome<D::Action>, Stop> {
@@ -65,6 +67,7 @@ fn run<D: Domain>(
     let mut cells = Cells::default();
     cells.push(root_features, Reverse((0, h0, 0, root_id)));
     let mut successors = Vec::new();
+    let mut children: Vec<Child> = Vec::new();
     let mut sequence = 0u64;
 
     loop {
@@ -81,6 +84,7 @@ fn run<D: Domain>(
             successors.clear();
             domain.expand(&table.node(id).state, &mut successors);
             budget.generated(successors.len());
+            children.clear();
             for successor in successors.drain(..) {
                 let Some(h) = domain.estimate(&successor.state) else {
                     continue;
@@ -97,15 +101,61 @@ fn run<D: Domain>(
                     return Ok(Outcome::Solved(table.solution(child)));
                 }
                 let features = domain.features(&table.node(child).state);
-                let improves = features.iter().zip(&parent_features).any(|(c, p)| c < p);
-                let weight = parent_weight + Cost::from(!improves);
-                progress.push((features, weight));
+                children.push(Child {
+                    id: child,
+                    features,
+                    h,
+                    advised: false,
+                });
+            }
+            advise(advice, &parent_features, &mut children);
+            for child in &children {
+                let weight = parent_weight + Cost::from(!child.advised);
+                progress.push((child.features, weight));
                 sequence += 1;
-                cells.push(features, Reverse((weight, h, sequence, child)));
+                cells.push(
+                    child.features,
+                    Reverse((weight, child.h, sequence, child.id)),
+                );
             }
         }
         if !expanded_any {
             return Ok(Outcome::Unsolvable);
+        }
+    }
+}
+
+/// A new child of the state being expanded.
+struct Child {
+    id: NodeId,
+    features: Features,
+    h: Cost,
+    advised: bool,
+}
+
+/// Marks the children `advice` names, measured against their `parent`.
+fn advise(advice: Advice, parent: &Features, children: &mut [Child]) {
+    let improves = |child: &Child, feature: usize| child.features[feature] < parent[feature];
+    match advice {
+        Advice::EveryImprovement => {
+            for child in children.iter_mut() {
+                child.advised = (0..parent.len()).any(|feature| improves(child, feature));
+            }
+        }
+        // Of the children that improve the feature and keep the first, the one with
+        // the least features (compared in order), then the least estimate.
+        Advice::BestPerFeature => {
+            for feature in 0..parent.len() {
+                let best = children
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| improves(c, feature) && c.features[0] <= parent[0])
+                    .min_by_key(|(_, c)| (c.features, c.h))
+                    .map(|(i, _)| i);
+                if let Some(i) = best {
+                    children[i].advised = true;
+                }
+            }
         }
     }
 }

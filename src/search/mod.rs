@@ -116,7 +116,20 @@ pub enum Algorithm {
     GreedyBestFirst,
     EnforcedHillClimbing,
     /// FESS: turns among cells of equal [`Domain::features`].
-    FeatureSpace,
+    FeatureSpace {
+        advice: Advice,
+    },
+}
+
+/// Which children of an expansion the feature-space search takes at no weight: the
+/// moves it follows first, however long the plan gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advice {
+    /// Festival's advisors: per feature, the one child that improves it (without
+    /// worsening the first, the main one) and ranks best overall.
+    BestPerFeature,
+    /// Every child that improves any feature: broader, and faster on easy levels.
+    EveryImprovement,
 }
 
 impl Algorithm {
@@ -128,7 +141,7 @@ impl Algorithm {
             Algorithm::BreadthFirst => true,
             Algorithm::GreedyBestFirst
             | Algorithm::EnforcedHillClimbing
-            | Algorithm::FeatureSpace => false,
+            | Algorithm::FeatureSpace { .. } => false,
         }
     }
 }
@@ -199,7 +212,7 @@ pub fn solve<D: Domain>(
             }
             Algorithm::BreadthFirst => bfs::search(domain, budget),
             Algorithm::EnforcedHillClimbing => ehc::search(domain, budget),
-            Algorithm::FeatureSpace => fess::search(domain, budget),
+            Algorithm::FeatureSpace { advice } => fess::search(domain, advice, budget),
         }
     };
     let proved_optimal = matches!(outcome, Outcome::Solved(_))

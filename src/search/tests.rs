@@ -126,7 +126,7 @@ const ROOMS: &[&str] = &[
 
 const WALLED_OFF: &[&str] = &["S..#...", "...#.G.", "...#..."];
 
-const ALL: [Algorithm; 6] = [
+const ALL: [Algorithm; 7] = [
     Algorithm::IdaStar {
         weight: Weight::ONE,
     },
@@ -136,7 +136,12 @@ const ALL: [Algorithm; 6] = [
     Algorithm::BreadthFirst,
     Algorithm::GreedyBestFirst,
     Algorithm::EnforcedHillClimbing,
-    Algorithm::FeatureSpace,
+    Algorithm::FeatureSpace {
+        advice: Advice::BestPerFeature,
+    },
+    Algorithm::FeatureSpace {
+        advice: Advice::EveryImprovement,
+    },
 ];
 
 #[test]
@@ -212,7 +217,12 @@ fn graph_searches_prove_a_walled_off_goal_unreachable() {
         },
         Algorithm::BreadthFirst,
         Algorithm::GreedyBestFirst,
-        Algorithm::FeatureSpace,
+        Algorithm::FeatureSpace {
+            advice: Advice::BestPerFeature,
+        },
+        Algorithm::FeatureSpace {
+            advice: Advice::EveryImprovement,
+        },
     ] {
         let report = solve(&maze, algorithm, &mut Budget::unlimited());
         assert_eq!(report.outcome, Outcome::Unsolvable, "{algorithm:?}");

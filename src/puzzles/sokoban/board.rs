@@ -19,7 +19,7 @@ pub struct Board {
     neighbours: Vec<[u16; 4]>,
     goal: Vec<bool>,
     goals: Vec<u16>,
-    /// `distance[g * n + s]`: pushes to bring a box from square `s` to goal `g` on an
+    /// `distance[s * goals + g]`: pushes to bring a box from square `s` to goal `g` on an
     /// otherwise empty board (the player only needs room behind the box).
     distance: Vec<u16>,
     /// Squares from which no goal can be reached: a box there is lost.
@@ -88,41 +88,54 @@ impl Board {
         board.layer = board.packing_layers();
         let n = board.n_squares();
         board.dead = (0..n)
-            .map(|s| (0..board.goals.len()).all(|g| board.distance[g * n + s] == UNREACHABLE))
+            .map(|s| (0..board.goals.len()).all(|g| board.distance(g, s as u16) == UNREACHABLE))
             .collect();
         board
     }
 
-    /// Breadth-first pulls from every goal: a box pulled from `s` to `s - d` needs the
-    /// player on `s - 2d`, so the reverse of each pull is a legal push.
+    /// Breadth-first pulls from every goal (see [`Board::pull_from`]), stored square by
+    /// square: the matching reads one square's distances to all goals at a time.
     fn push_distances(&self) -> Vec<u16> {
         let n = self.n_squares();
-        let mut distance = vec![UNREACHABLE; self.goals.len() * n];
+        let goals = self.goals.len();
+        let mut distance = vec![UNREACHABLE; goals * n];
+        let mut row = vec![UNREACHABLE; n];
         let mut queue = Vec::with_capacity(n);
         for (g, &goal) in self.goals.iter().enumerate() {
-            let row = &mut distance[g * n..(g + 1) * n];
-            row[goal as usize] = 0;
-            queue.clear();
-            queue.push(goal);
-            let mut next = 0;
-            while next < queue.len() {
-                let square = queue[next];
-                next += 1;
-                for direction in Direction::ALL {
-                    let back = direction.opposite();
-                    let from = self.neighbour(square, back);
-                    if from == NONE {
-                        continue;
-                    }
-                    let player = self.neighbour(from, back);
-                    if player != NONE && row[from as usize] == UNREACHABLE {
-                        row[from as usize] = row[square as usize] + 1;
-                        queue.push(from);
-                    }
-                }
+            row.fill(UNREACHABLE);
+            self.pull_from(goal, NONE, &mut row, &mut queue);
+            for (s, &d) in row.iter().enumerate() {
+                distance[s * goals + g] = d;
             }
         }
         distance
+    }
+
+    /// Pushes from each square to `goal` on a board empty but for a box on `blocked`
+    /// ([`NONE`] for none), written into `row` (which must hold [`UNREACHABLE`]). A box
+    /// pulled from `s` to `s - d` needs the player on `s - 2d`, so the reverse of each
+    /// pull is a legal push.
+    pub(super) fn pull_from(&self, goal: u16, blocked: u16, row: &mut [u16], queue: &mut Vec<u16>) {
+        row[goal as usize] = 0;
+        queue.clear();
+        queue.push(goal);
+        let mut next = 0;
+        while next < queue.len() {
+            let square = queue[next];
+            next += 1;
+            for direction in Direction::ALL {
+                let back = direction.opposite();
+                let from = self.neighbour(square, back);
+                if from == NONE || from == blocked {
+                    continue;
+                }
+                let player = self.neighbour(from, back);
+                if player != NONE && player != blocked && row[from as usize] == UNREACHABLE {
+                    row[from as usize] = row[square as usize] + 1;
+                    queue.push(from);
+                }
+            }
+        }
     }
 
     /// Peels boxes off a board with every goal filled: each round removes the goal
@@ -262,7 +275,7 @@ impl Board {
     /// Pushes from `square` to goal number `goal` on an empty board.
     #[inline]
     pub fn distance(&self, goal: usize, square: u16) -> u16 {
-        self.distance[goal * self.n_squares() + square as usize]
+        self.distance[square as usize * self.goals.len() + goal]
     }
     pub fn cell(&self, square: u16) -> usize {
         self.cells[square as usize]

@@ -3,13 +3,14 @@
 //! of its reachable region, so states that differ only in where the player stands
 //! inside one region are one state.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 
 use smallvec::{SmallVec, smallvec};
 
 use super::board::{Board, NONE, UNREACHABLE};
 use super::corral::{CorralTests, Corrals, Verdict};
 use super::deadlock::freeze_deadlock;
+use super::hotspots::Hotspots;
 use super::matching::{FORBIDDEN, Hungarian};
 use super::{Direction, Level};
 use crate::search::{Cost, Domain, Features, Successor};
@@ -53,6 +54,9 @@ pub struct Techniques {
     pub packing_penalty: Cost,
     /// Search whole box moves ([`super::BoxMoveDomain`]) instead of single pushes.
     pub box_moves: bool,
+    /// Count the [`Hotspots`] among the boxes as a feature (for the feature-space
+    /// search).
+    pub hotspots: bool,
 }
 
 impl Techniques {
@@ -68,6 +72,7 @@ impl Techniques {
             corral_deadlocks: true,
             packing_penalty: 0,
             box_moves: false,
+            hotspots: false,
         }
     }
 
@@ -75,6 +80,7 @@ impl Techniques {
     pub fn any(bound: Bound) -> Techniques {
         Techniques {
             packing_penalty: Self::PACKING_PENALTY,
+            hotspots: true,
             ..Techniques::optimal(bound)
         }
     }
@@ -193,6 +199,8 @@ pub(super) struct Scratch {
     pub corrals: Corrals,
     pub frozen: Vec<u16>,
     pub box_list: Vec<u16>,
+    /// The boxes off their goals, for the hotspot feature.
+    loose: Vec<u16>,
 }
 
 /// Sokoban as a [`Domain`] over pushes (unit cost: the search minimises pushes).
@@ -201,6 +209,8 @@ pub struct SokobanDomain {
     techniques: Techniques,
     goal_bits: Box<[u64]>,
     scratch: RefCell<Scratch>,
+    /// Built on first use: only the feature-space search asks for it.
+    hotspots: OnceCell<Option<Hotspots>>,
 }
 
 impl SokobanDomain {
@@ -215,6 +225,7 @@ impl SokobanDomain {
             techniques,
             goal_bits,
             scratch: RefCell::new(Scratch::default()),
+            hotspots: OnceCell::new(),
         }
     }
 
@@ -420,20 +431,32 @@ impl Domain for SokobanDomain {
         self.techniques.packing_penalty == 0
     }
 
-    /// FESS's first two features: boxes not yet packed (on a goal, in packing order)
-    /// and the areas the boxes cut the floor into.
+    /// FESS's features, most important first: boxes not yet packed (on a goal, in
+    /// packing order), the areas the boxes cut the floor into, and (when on) the
+    /// [`Hotspots`] among them.
     fn features(&self, state: &State) -> Features {
         let board = &self.board;
         let on_goal = |g: u16| has_box(&state.boxes, g);
         let filled = board.goals().iter().filter(|&&g| on_goal(g)).count() as u32;
         let packed = filled - board.packing_faults(on_goal);
         let unpacked = board.n_boxes() as u32 - packed;
-        let regions = self
-            .scratch
-            .borrow_mut()
-            .regions
-            .count_regions(board, &state.boxes);
-        [unpacked as u16, regions, 0, 0]
+        let scratch = &mut *self.scratch.borrow_mut();
+        let regions = scratch.regions.count_regions(board, &state.boxes);
+        let table = self
+            .techniques
+            .hotspots
+            .then(|| self.hotspots.get_or_init(|| Hotspots::new(board)));
+        let hotspots = match table.and_then(Option::as_ref) {
+            Some(hotspots) => {
+                scratch.loose.clear();
+                scratch
+                    .loose
+                    .extend(squares(&state.boxes).filter(|&b| !board.is_goal(b)));
+                hotspots.count(&scratch.loose)
+            }
+            None => 0,
+        };
+        [unpacked as u16, regions, hotspots, 0]
     }
 
     fn state_heap_bytes(&self) -> usize {

@@ -15,6 +15,7 @@ mod corral;
 mod corral_deadlock;
 pub mod deadlock;
 mod domain;
+mod hotspots;
 pub mod matching;
 mod parse;
 pub mod plan;

@@ -3,7 +3,7 @@ use std::collections::{HashSet, VecDeque};
 use proptest::prelude::*;
 
 use super::*;
-use crate::search::{self, Algorithm, Budget, CancelFlag, Limits, Outcome, Stop, Weight};
+use crate::search::{self, Advice, Algorithm, Budget, CancelFlag, Limits, Outcome, Stop, Weight};
 
 const MICROBAN: &str = include_str!("../../../benches/data/microban155.xsb");
 
@@ -499,8 +499,10 @@ proptest! {
             let a_star = Algorithm::AStar { weight: Weight::ONE };
             prop_assert_eq!(solve_through(&lvl, moves, a_star), expected, "{}", text);
             let fess = Techniques { box_moves: true, ..Techniques::any(Bound::Matching) };
-            let found = solve_through(&lvl, fess, Algorithm::FeatureSpace);
-            prop_assert_eq!(found.is_some(), expected.is_some(), "{}", text);
+            for advice in [Advice::BestPerFeature, Advice::EveryImprovement] {
+                let found = solve_through(&lvl, fess, Algorithm::FeatureSpace { advice });
+                prop_assert_eq!(found.is_some(), expected.is_some(), "{:?}: {}", advice, text);
+            }
         }
     }
 }
@@ -513,7 +515,13 @@ fn fess_solves_xsokoban_1_through_box_moves() {
         box_moves: true,
         ..Techniques::any(Bound::Matching)
     };
-    let pushes = solve_through(&lvl, techniques, Algorithm::FeatureSpace);
+    let pushes = solve_through(
+        &lvl,
+        techniques,
+        Algorithm::FeatureSpace {
+            advice: Advice::BestPerFeature,
+        },
+    );
     // 97 is the optimum; any solution has at least as many pushes.
     assert!(pushes.is_some_and(|p| p >= 97), "{pushes:?}");
 }
@@ -576,5 +584,29 @@ fn fess_reports_the_pushes_of_the_plan_it_returns() {
         ..Techniques::any(Bound::Matching)
     };
     // solve_through checks the pushes replayed against the cost reported.
-    assert!(solve_through(&lvl, fess, Algorithm::FeatureSpace).is_some());
+    assert!(
+        solve_through(
+            &lvl,
+            fess,
+            Algorithm::FeatureSpace {
+                advice: Advice::BestPerFeature
+            }
+        )
+        .is_some()
+    );
+}
+
+/// In a corridor the box nearer the goals cuts the other off from them: it is a
+/// hotspot. With a gap between them the far box blocks nothing (the player fits in the
+/// gap to push the near one on); right behind it, it does, since the player cannot get
+/// behind the near box. A box alone blocks nothing.
+#[test]
+fn a_box_in_the_way_of_another_is_a_hotspot() {
+    let lvl = level("########\n#@$ $..#\n########");
+    let board = Board::new(&lvl);
+    let square = |col: usize| board.square(lvl.cols() + col);
+    let hotspots = hotspots::Hotspots::new(&board).expect("a small board gets a table");
+    assert_eq!(hotspots.count(&[square(2), square(4)]), 1);
+    assert_eq!(hotspots.count(&[square(3), square(4)]), 2);
+    assert_eq!(hotspots.count(&[square(4)]), 0);
 }
