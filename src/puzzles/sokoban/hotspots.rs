@@ -6,7 +6,7 @@ use super::board::{Board, UNREACHABLE};
 
 /// Boards larger than this (squares² × goals) get no hotspot table: building it would
 /// cost more than a small level's whole search.
-const MAX_WORK: usize = 40_000_000;
+const MAX_WORK: usize = 10_000_000;
 
 /// Which square, holding a box, blocks a box on which other square: computed once per
 /// level on an otherwise empty board.
