@@ -5,6 +5,7 @@
 
 use super::Direction;
 use super::board::{Board, NONE};
+use super::cuts::Cuts;
 use super::deadlock::freeze_deadlock;
 use super::domain::{Flood, Push, SokobanDomain, State, flip, has_box};
 use crate::search::{Cost, Domain, Features, Successor};
@@ -52,8 +53,8 @@ impl BoxMoveDomain {
             }
             region.fill(board, &state.boxes, player);
             let mut found = None;
-            walk.run(board, &state.boxes, m.from, &region, |at, side, _, _| {
-                let hit = at == m.to && side == m.side;
+            walk.run(board, &state.boxes, m.from, &region, |landing| {
+                let hit = landing.to == m.to && landing.side == m.side;
                 if hit {
                     found = Some(());
                 }
@@ -90,7 +91,7 @@ struct BoxWalk {
     pushes: Vec<u16>,
     queue: Vec<u32>,
     others: Vec<u64>,
-    flood: Flood,
+    cuts: Cuts,
 }
 
 impl BoxWalk {
@@ -108,15 +109,15 @@ impl BoxWalk {
     }
 
     /// Walks the box on `from` (among `boxes`), the player's area being `region`.
-    /// For each new area the player stands in beside a new box square, calls
-    /// `found(square, side, pushes, area's smallest square)`; it returns false to stop.
+    /// Calls `found` for each new area the player stands in beside a new box square;
+    /// it returns false to stop.
     fn run(
         &mut self,
         board: &Board,
         boxes: &[u64],
         from: u16,
         region: &Flood,
-        mut found: impl FnMut(u16, Direction, u16, u16) -> bool,
+        mut found: impl FnMut(Landing) -> bool,
     ) {
         let n = board.n_squares() * 4;
         if self.stamp.len() != n || self.generation == u32::MAX {
@@ -127,9 +128,6 @@ impl BoxWalk {
         }
         self.generation += 1;
         let generation = self.generation;
-        self.others.clear();
-        self.others.extend_from_slice(boxes);
-        flip(&mut self.others, from);
         self.queue.clear();
         for side in Direction::ALL {
             let stand = board.neighbour(from, side);
@@ -141,6 +139,15 @@ impl BoxWalk {
                 self.queue.push(node);
             }
         }
+        if self.queue.is_empty() {
+            return;
+        }
+        self.others.clear();
+        self.others.extend_from_slice(boxes);
+        flip(&mut self.others, from);
+        // Every square the box and the player can reach lies in this one area.
+        self.cuts.analyse(board, &self.others, from);
+        let around = self.cuts.pieces(board, from);
         let mut next = 0;
         while next < self.queue.len() {
             let node = self.queue[next];
@@ -155,15 +162,16 @@ impl BoxWalk {
             {
                 continue;
             }
-            // The player's area with the box on `to`: every side of `to` it touches is
-            // a node reached by this push.
-            flip(&mut self.others, to);
-            let smallest = self.flood.fill(board, &self.others, square);
-            flip(&mut self.others, to);
+            // The player's area with the box on `to` is the piece `square` falls in:
+            // every side of `to` in that piece is a node reached by this push.
+            let piece = self.cuts.piece(board, to, square);
             let pushes = self.pushes[node as usize] + 1;
             for beside in Direction::ALL {
                 let stand = board.neighbour(to, beside);
-                if stand != NONE && self.flood.reached(stand) {
+                if stand != NONE
+                    && self.cuts.reached(stand)
+                    && self.cuts.piece(board, to, stand) == piece
+                {
                     let reached = Self::node(to, beside);
                     if self.stamp[reached as usize] != generation {
                         self.stamp[reached as usize] = generation;
@@ -173,11 +181,29 @@ impl BoxWalk {
                     }
                 }
             }
-            if !found(to, side, pushes, smallest) {
+            let landing = Landing {
+                to,
+                side,
+                pushes,
+                player: self.cuts.smallest(board, to, piece),
+                areas: (around, self.cuts.pieces(board, to)),
+            };
+            if !found(landing) {
                 return;
             }
         }
     }
+}
+
+/// Where one walk of a box put it: on `to` with the player on side `side`, after
+/// `pushes` pushes; the player's area's smallest square; and the number of areas
+/// its own area becomes with the box on its start square and on `to`.
+struct Landing {
+    to: u16,
+    side: Direction,
+    pushes: u16,
+    player: u16,
+    areas: (u16, u16),
 }
 
 impl Domain for BoxMoveDomain {
@@ -215,7 +241,13 @@ impl Domain for BoxMoveDomain {
                 &state.boxes,
                 from,
                 &scratch.region,
-                |to, side, pushes, player| {
+                |Landing {
+                     to,
+                     side,
+                     pushes,
+                     player,
+                     areas: (around, split),
+                 }| {
                     let mut boxes = state.boxes.clone();
                     flip(&mut boxes, from);
                     flip(&mut boxes, to);
@@ -235,6 +267,7 @@ impl Domain for BoxMoveDomain {
                                 boxes,
                                 player,
                                 bound,
+                                regions: state.regions - around + split,
                             },
                             cost: Cost::from(pushes),
                         });

@@ -9,6 +9,7 @@ use smallvec::{SmallVec, smallvec};
 
 use super::board::{Board, NONE, UNREACHABLE};
 use super::corral::{CorralTests, Corrals, Verdict};
+use super::cuts::Cuts;
 use super::deadlock::freeze_deadlock;
 use super::hotspots::Hotspots;
 use super::matching::{FORBIDDEN, Hungarian};
@@ -31,6 +32,9 @@ pub struct State {
     /// the lower bound, plus the packing penalty when that is on.
     /// `Cost::MAX` marks a start position without one (a dead end).
     pub bound: Cost,
+    /// How many separate areas the boxes cut the floor into (a feature), kept up to
+    /// date push by push like `bound`.
+    pub regions: u16,
 }
 
 /// Push the box on `square` one step in `direction`.
@@ -194,7 +198,9 @@ impl Flood {
 pub(super) struct Scratch {
     pub region: Flood,
     regions: Flood,
-    pub normalise: Flood,
+    /// The areas around the box being pushed ([`Cuts`]), and the boxes but that one.
+    pub cuts: Cuts,
+    others: Vec<u64>,
     pub hungarian: Hungarian,
     pub corrals: Corrals,
     pub frozen: Vec<u16>,
@@ -351,10 +357,12 @@ impl Domain for SokobanDomain {
         let bound = self
             .lower_bound(&mut scratch.hungarian, &boxes, &list, None)
             .unwrap_or(Cost::MAX);
+        let regions = scratch.regions.count_regions(&self.board, &boxes);
         State {
             boxes,
             player,
             bound,
+            regions,
         }
     }
 
@@ -377,6 +385,8 @@ impl Domain for SokobanDomain {
             if only_corral && !scratch.corrals.boxes().contains(&square) {
                 continue;
             }
+            // The areas around this box, searched at its first push that survives.
+            let mut around = None;
             for direction in Direction::ALL {
                 let to = board.neighbour(square, direction);
                 if to == NONE || has_box(&state.boxes, to) || board.is_dead(to) {
@@ -399,13 +409,23 @@ impl Domain for SokobanDomain {
                 else {
                     continue;
                 };
-                let player = scratch.normalise.fill(board, &boxes, square);
+                let around = *around.get_or_insert_with(|| {
+                    scratch.others.clear();
+                    scratch.others.extend_from_slice(&state.boxes);
+                    flip(&mut scratch.others, square);
+                    scratch.cuts.analyse(board, &scratch.others, square);
+                    scratch.cuts.pieces(board, square)
+                });
+                let cuts = &scratch.cuts;
+                let player = cuts.smallest(board, to, cuts.piece(board, to, square));
+                let regions = state.regions - around + cuts.pieces(board, to);
                 out.push(Successor {
                     action: Push { square, direction },
                     state: State {
                         boxes,
                         player,
                         bound,
+                        regions,
                     },
                     cost: 1,
                 });
@@ -441,7 +461,6 @@ impl Domain for SokobanDomain {
         let packed = filled - board.packing_faults(on_goal);
         let unpacked = board.n_boxes() as u32 - packed;
         let scratch = &mut *self.scratch.borrow_mut();
-        let regions = scratch.regions.count_regions(board, &state.boxes);
         let table = self
             .techniques
             .hotspots
@@ -456,7 +475,7 @@ impl Domain for SokobanDomain {
             }
             None => 0,
         };
-        [unpacked as u16, regions, hotspots, 0]
+        [unpacked as u16, state.regions, hotspots, 0]
     }
 
     fn state_heap_bytes(&self) -> usize {

@@ -13,6 +13,7 @@ mod board;
 mod box_moves;
 mod corral;
 mod corral_deadlock;
+mod cuts;
 pub mod deadlock;
 mod domain;
 mod hotspots;
