@@ -89,8 +89,7 @@ fn run<D: Domain>(
         }
         let g = node.g;
         successors.clear();
-        domain.expand(&node.state, &mut successors);
-        budget.generated(successors.len());
+        budget.generated(table.expand(domain, id, &mut successors));
         for successor in successors.drain(..) {
             let Some(h) = domain.estimate(&successor.state) else {
                 continue;

@@ -82,8 +82,7 @@ fn run<D: Domain>(
             let (parent_features, parent_weight) = progress[id as usize];
             let g = table.node(id).g;
             successors.clear();
-            domain.expand(&table.node(id).state, &mut successors);
-            budget.generated(successors.len());
+            budget.generated(table.expand(domain, id, &mut successors));
             children.clear();
             for successor in successors.drain(..) {
                 let Some(h) = domain.estimate(&successor.state) else {

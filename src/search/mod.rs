@@ -51,6 +51,24 @@ pub trait Domain {
     fn key(&self, state: &Self::State) -> Self::Key;
     /// Appends the successors of `state` to `out` (the caller clears and reuses it).
     fn expand(&self, state: &Self::State, out: &mut Vec<Successor<Self::State, Self::Action>>);
+    /// [`Domain::expand`] without the successors `known` accepts: it is asked with
+    /// each successor's key-equal state and step cost before the domain finishes the
+    /// successor (its estimate, its deadlock tests), so domains where that is costly
+    /// override this to skip the work for states a search has already stored.
+    fn expand_unknown(
+        &self,
+        state: &Self::State,
+        out: &mut Vec<Successor<Self::State, Self::Action>>,
+        known: &mut dyn FnMut(&Self::State, Cost) -> bool,
+    ) {
+        let start = out.len();
+        self.expand(state, out);
+        let mut index = 0;
+        out.retain(|successor| {
+            index += 1;
+            index <= start || !known(&successor.state, successor.cost)
+        });
+    }
     /// A lower bound on the cost to the goal, or `None` for a proven dead end.
     fn estimate(&self, state: &Self::State) -> Option<Cost>;
     /// True when `later` undoes `earlier`; depth-first searches skip such moves.

@@ -5,7 +5,7 @@ use std::collections::hash_map::Entry;
 
 use rustc_hash::FxBuildHasher;
 
-use super::{Budget, Cost, Domain, Solution, Stop};
+use super::{Budget, Cost, Domain, Solution, Stop, Successor};
 
 pub type NodeId = u32;
 
@@ -58,6 +58,28 @@ impl<D: Domain> NodeTable<D> {
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.index.clear();
+    }
+
+    /// Appends the successors of node `id` that [`NodeTable::insert`] would not leave
+    /// alone (unknown, or reached more cheaply now); returns how many the domain
+    /// generated, those left out included.
+    pub fn expand(
+        &self,
+        domain: &D,
+        id: NodeId,
+        out: &mut Vec<Successor<D::State, D::Action>>,
+    ) -> usize {
+        let node = self.node(id);
+        let mut stored = 0;
+        domain.expand_unknown(&node.state, out, &mut |state, cost| {
+            let held = self
+                .index
+                .get(&domain.key(state))
+                .is_some_and(|&known| self.nodes[known as usize].g <= node.g + cost);
+            stored += usize::from(held);
+            held
+        });
+        out.len() + stored
     }
 
     /// Stores `state` unless its key is known with a cost ≤ `g`.

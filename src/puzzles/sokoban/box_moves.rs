@@ -6,7 +6,6 @@
 use super::Direction;
 use super::board::{Board, NONE};
 use super::cuts::Cuts;
-use super::deadlock::freeze_deadlock;
 use super::domain::{Flood, Push, SokobanDomain, State, flip, has_box};
 use crate::search::{Cost, Domain, Features, Successor};
 
@@ -18,6 +17,15 @@ pub struct BoxMove {
     pub from: u16,
     pub to: u16,
     pub side: Direction,
+}
+
+/// A position, with the number of separate areas its boxes cut the floor into (a
+/// FESS feature), which a box move updates from its walk at no cost; only the
+/// position is the duplicate key.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    pub position: State,
+    pub regions: u16,
 }
 
 /// [`SokobanDomain`]'s positions, bounds and pruning, with box moves as actions.
@@ -207,31 +215,44 @@ struct Landing {
 }
 
 impl Domain for BoxMoveDomain {
-    type State = State;
+    type State = Placed;
     type Key = State;
     type Action = BoxMove;
 
-    fn initial_state(&self) -> State {
-        self.pushes.initial_state()
+    fn initial_state(&self) -> Placed {
+        let position = self.pushes.initial_state();
+        let regions = Flood::default().count_regions(self.board(), &position.boxes);
+        Placed { position, regions }
     }
 
-    fn is_goal(&self, state: &State) -> bool {
-        self.pushes.is_goal(state)
+    fn is_goal(&self, state: &Placed) -> bool {
+        self.pushes.is_goal(&state.position)
     }
 
-    fn key(&self, state: &State) -> State {
-        state.clone()
+    fn key(&self, state: &Placed) -> State {
+        state.position.clone()
     }
 
-    fn expand(&self, state: &State, out: &mut Vec<Successor<State, BoxMove>>) {
+    fn expand(&self, state: &Placed, out: &mut Vec<Successor<Placed, BoxMove>>) {
+        self.expand_unknown(state, out, &mut |_, _| false);
+    }
+
+    fn expand_unknown(
+        &self,
+        placed: &Placed,
+        out: &mut Vec<Successor<Placed, BoxMove>>,
+        known: &mut dyn FnMut(&Placed, Cost) -> bool,
+    ) {
+        let state = &placed.position;
         let board = self.board();
         let scratch = &mut *self.pushes.scratch();
         let Some(only_corral) = self.pushes.prepare(state, scratch) else {
             return;
         };
-        let freeze = self.pushes.techniques().freeze_deadlocks;
         let walk = &mut *self.walk.borrow_mut();
+        // Lent out while the walks' children are finished with the rest of `scratch`.
         let list = std::mem::take(&mut scratch.box_list);
+        let region = std::mem::take(&mut scratch.region);
         for (row, &from) in list.iter().enumerate() {
             if only_corral && !scratch.corrals.boxes().contains(&from) {
                 continue;
@@ -240,7 +261,7 @@ impl Domain for BoxMoveDomain {
                 board,
                 &state.boxes,
                 from,
-                &scratch.region,
+                &region,
                 |Landing {
                      to,
                      side,
@@ -251,25 +272,26 @@ impl Domain for BoxMoveDomain {
                     let mut boxes = state.boxes.clone();
                     flip(&mut boxes, from);
                     flip(&mut boxes, to);
-                    if freeze && freeze_deadlock(board, &boxes, to, &mut scratch.frozen) {
+                    let mut child = Placed {
+                        position: State {
+                            boxes,
+                            player,
+                            bound: 0,
+                        },
+                        regions: placed.regions - around + split,
+                    };
+                    let cost = Cost::from(pushes);
+                    if known(&child, cost) {
                         return true;
                     }
-                    let bound = self.pushes.lower_bound(
-                        &mut scratch.hungarian,
-                        &boxes,
-                        &list,
-                        Some((row, to)),
-                    );
-                    if let Some(bound) = bound {
+                    let pushes = &self.pushes;
+                    let boxes = &child.position.boxes;
+                    if let Some(bound) = pushes.finish(scratch, boxes, &list, (row, to)) {
+                        child.position.bound = bound;
                         out.push(Successor {
                             action: BoxMove { from, to, side },
-                            state: State {
-                                boxes,
-                                player,
-                                bound,
-                                regions: state.regions - around + split,
-                            },
-                            cost: Cost::from(pushes),
+                            state: child,
+                            cost,
                         });
                     }
                     true
@@ -277,10 +299,11 @@ impl Domain for BoxMoveDomain {
             );
         }
         scratch.box_list = list;
+        scratch.region = region;
     }
 
-    fn estimate(&self, state: &State) -> Option<Cost> {
-        self.pushes.estimate(state)
+    fn estimate(&self, state: &Placed) -> Option<Cost> {
+        self.pushes.estimate(&state.position)
     }
 
     fn known_unsolvable(&self) -> bool {
@@ -291,8 +314,8 @@ impl Domain for BoxMoveDomain {
         self.pushes.admissible()
     }
 
-    fn features(&self, state: &State) -> Features {
-        self.pushes.features(state)
+    fn features(&self, state: &Placed) -> Features {
+        self.pushes.features_with(&state.position, state.regions)
     }
 
     fn state_heap_bytes(&self) -> usize {

@@ -16,116 +16,144 @@ pub enum Piece {
     Rest,
 }
 
+/// What the search keeps per square, together so one visit touches one cache line.
+#[derive(Clone, Copy, Default)]
+struct Visit {
+    /// The search that reached the square (stale entries are from earlier searches).
+    stamp: u32,
+    /// Discovery index; the lowest index its subtree reaches by one back edge; the
+    /// last index in its subtree.
+    order: u16,
+    low: u16,
+    end: u16,
+    parent: u16,
+    /// The smallest square in its subtree.
+    subtree_min: u16,
+    /// The next direction to try from it while it is on the search's path.
+    tried: u8,
+}
+
 #[derive(Default)]
 pub struct Cuts {
-    stamp: Vec<u32>,
+    visits: Vec<Visit>,
     generation: u32,
-    /// Per square: discovery index, lowest index reachable from its subtree by one
-    /// back edge, last index in its subtree, parent, smallest square in its subtree.
-    order: Vec<u16>,
-    low: Vec<u16>,
-    end: Vec<u16>,
-    parent: Vec<u16>,
-    subtree_min: Vec<u16>,
+    by_order: Vec<u16>,
+    /// The area's smallest square.
+    area_min: u16,
     /// By discovery index: the smallest square among the first i + 1, and among the
-    /// index i and after.
+    /// index i and after; built on first need, which the area's smallest square,
+    /// when outside the subtree asked about, mostly spares.
     prefix_min: Vec<u16>,
     suffix_min: Vec<u16>,
-    by_order: Vec<u16>,
-    /// The search's path: a square and the next direction to try from it.
-    stack: Vec<(u16, u8)>,
+    /// The search's path.
+    stack: Vec<u16>,
 }
 
 impl Cuts {
     /// Searches the area reachable from `start` around `walls`.
     pub fn analyse(&mut self, board: &Board, walls: &[u64], start: u16) {
         let n = board.n_squares();
-        if self.stamp.len() != n || self.generation == u32::MAX {
-            self.stamp = vec![0; n];
-            self.order = vec![0; n];
-            self.low = vec![0; n];
-            self.end = vec![0; n];
-            self.parent = vec![NONE; n];
-            self.subtree_min = vec![0; n];
+        if self.visits.len() != n || self.generation == u32::MAX {
+            self.visits = vec![Visit::default(); n];
             self.generation = 0;
         }
         self.generation += 1;
         self.by_order.clear();
         self.visit(start, NONE);
         self.stack.clear();
-        self.stack.push((start, 0));
-        while let Some(top) = self.stack.last_mut() {
-            let (square, tried) = *top;
-            if let Some(&direction) = Direction::ALL.get(usize::from(tried)) {
-                top.1 += 1;
+        self.stack.push(start);
+        while let Some(&square) = self.stack.last() {
+            let s = square as usize;
+            let mut descended = false;
+            while let Some(&direction) = Direction::ALL.get(usize::from(self.visits[s].tried)) {
+                self.visits[s].tried += 1;
                 let next = board.neighbour(square, direction);
                 if next == NONE || has_box(walls, next) {
                     continue;
                 }
                 if !self.reached(next) {
                     self.visit(next, square);
-                    self.stack.push((next, 0));
-                } else if next != self.parent[square as usize] {
-                    let back = self.order[next as usize];
-                    let low = &mut self.low[square as usize];
-                    *low = (*low).min(back);
+                    self.stack.push(next);
+                    descended = true;
+                    break;
                 }
+                if next != self.visits[s].parent {
+                    let back = self.visits[next as usize].order;
+                    let visit = &mut self.visits[s];
+                    visit.low = visit.low.min(back);
+                }
+            }
+            if descended {
                 continue;
             }
             self.stack.pop();
-            let s = square as usize;
-            self.end[s] = (self.by_order.len() - 1) as u16;
-            let parent = self.parent[s];
+            let visit = &mut self.visits[s];
+            visit.end = (self.by_order.len() - 1) as u16;
+            let (parent, low, subtree_min) = (visit.parent, visit.low, visit.subtree_min);
             if parent != NONE {
-                let p = parent as usize;
-                self.low[p] = self.low[p].min(self.low[s]);
-                self.subtree_min[p] = self.subtree_min[p].min(self.subtree_min[s]);
+                let up = &mut self.visits[parent as usize];
+                up.low = up.low.min(low);
+                up.subtree_min = up.subtree_min.min(subtree_min);
             }
         }
-        let len = self.by_order.len();
+        self.area_min = self.by_order.iter().copied().min().unwrap_or(NONE);
         self.prefix_min.clear();
         self.suffix_min.clear();
-        self.suffix_min.resize(len, 0);
-        let mut smallest = NONE;
-        for &square in &self.by_order {
-            smallest = smallest.min(square);
-            self.prefix_min.push(smallest);
+    }
+
+    /// The smallest square outside the discovery indices `first..=last`.
+    fn smallest_outside(&mut self, first: usize, last: usize) -> u16 {
+        let at = usize::from(self.visits[self.area_min as usize].order);
+        if at < first || at > last {
+            return self.area_min;
         }
-        smallest = NONE;
-        for (i, &square) in self.by_order.iter().enumerate().rev() {
-            smallest = smallest.min(square);
-            self.suffix_min[i] = smallest;
+        if self.prefix_min.is_empty() {
+            let running_min = |smallest: &mut u16, &square: &u16| {
+                *smallest = (*smallest).min(square);
+                Some(*smallest)
+            };
+            let prefix = self.by_order.iter().scan(NONE, running_min);
+            self.prefix_min.extend(prefix);
+            let suffix = self.by_order.iter().rev().scan(NONE, running_min);
+            self.suffix_min.extend(suffix);
+            self.suffix_min.reverse();
         }
+        let before = first.checked_sub(1).map_or(NONE, |i| self.prefix_min[i]);
+        let after = self.suffix_min.get(last + 1).copied().unwrap_or(NONE);
+        before.min(after)
     }
 
     fn visit(&mut self, square: u16, parent: u16) {
-        let s = square as usize;
-        let index = self.by_order.len() as u16;
-        self.stamp[s] = self.generation;
-        self.order[s] = index;
-        self.low[s] = index;
-        self.parent[s] = parent;
-        self.subtree_min[s] = square;
+        let order = self.by_order.len() as u16;
+        self.visits[square as usize] = Visit {
+            stamp: self.generation,
+            order,
+            low: order,
+            end: order,
+            parent,
+            subtree_min: square,
+            tried: 0,
+        };
         self.by_order.push(square);
     }
 
     /// Whether the last search reached `square`.
     #[inline]
     pub fn reached(&self, square: u16) -> bool {
-        self.stamp[square as usize] == self.generation
+        self.visits[square as usize].stamp == self.generation
     }
 
     /// The children of `taken` in the search tree whose subtrees it cuts off.
     fn cut_children<'a>(&'a self, board: &'a Board, taken: u16) -> impl Iterator<Item = u16> + 'a {
-        let order = self.order[taken as usize];
+        let order = self.visits[taken as usize].order;
         self.children(board, taken)
-            .filter(move |&child| self.low[child as usize] >= order)
+            .filter(move |&child| self.visits[child as usize].low >= order)
     }
 
     fn children<'a>(&'a self, board: &'a Board, square: u16) -> impl Iterator<Item = u16> + 'a {
         Direction::ALL.into_iter().filter_map(move |direction| {
             let next = board.neighbour(square, direction);
-            (next != NONE && self.reached(next) && self.parent[next as usize] == square)
+            (next != NONE && self.reached(next) && self.visits[next as usize].parent == square)
                 .then_some(next)
         })
     }
@@ -133,8 +161,8 @@ impl Cuts {
     /// The piece that `square`, a reached neighbour of the reached square `taken`, is
     /// in once a box stands on `taken`.
     pub fn piece(&self, board: &Board, taken: u16, square: u16) -> Piece {
-        let at = self.order[square as usize];
-        if at < self.order[taken as usize] {
+        let at = self.visits[square as usize].order;
+        if at < self.visits[taken as usize].order {
             // Not below `taken`: an undirected search's edges join only a square's
             // ancestors and descendants.
             return Piece::Rest;
@@ -142,28 +170,28 @@ impl Cuts {
         self.cut_children(board, taken)
             .find(|&child| {
                 let c = child as usize;
-                self.order[c] <= at && at <= self.end[c]
+                self.visits[c].order <= at && at <= self.visits[c].end
             })
             .map_or(Piece::Rest, Piece::Subtree)
     }
 
     /// The smallest square of a piece left by `taken`: the region's canonical square.
-    pub fn smallest(&self, board: &Board, taken: u16, piece: Piece) -> u16 {
+    pub fn smallest(&mut self, board: &Board, taken: u16, piece: Piece) -> u16 {
         match piece {
-            Piece::Subtree(child) => self.subtree_min[child as usize],
+            Piece::Subtree(child) => self.visits[child as usize].subtree_min,
             Piece::Rest => {
                 let t = taken as usize;
-                let (first, last) = (usize::from(self.order[t]), usize::from(self.end[t]));
-                let mut smallest = first
-                    .checked_sub(1)
-                    .map_or(NONE, |before| self.prefix_min[before]);
-                if let Some(&after) = self.suffix_min.get(last + 1) {
-                    smallest = smallest.min(after);
-                }
-                let order = self.order[t];
+                let (first, last) = (
+                    usize::from(self.visits[t].order),
+                    usize::from(self.visits[t].end),
+                );
+                let outside = self.smallest_outside(first, last);
+                let order = self.visits[t].order;
                 self.children(board, taken)
-                    .filter(|&child| self.low[child as usize] < order)
-                    .fold(smallest, |s, child| s.min(self.subtree_min[child as usize]))
+                    .filter(|&child| self.visits[child as usize].low < order)
+                    .fold(outside, |s, child| {
+                        s.min(self.visits[child as usize].subtree_min)
+                    })
             }
         }
     }
@@ -171,7 +199,7 @@ impl Cuts {
     /// How many separate areas the searched area becomes once a box stands on the
     /// reached square `taken` (0 when it was all of it).
     pub fn pieces(&self, board: &Board, taken: u16) -> u16 {
-        let has_rest = self.order[taken as usize] > 0;
+        let has_rest = self.visits[taken as usize].order > 0;
         self.cut_children(board, taken).count() as u16 + u16::from(has_rest)
     }
 }

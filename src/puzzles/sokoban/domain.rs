@@ -9,7 +9,6 @@ use smallvec::{SmallVec, smallvec};
 
 use super::board::{Board, NONE, UNREACHABLE};
 use super::corral::{CorralTests, Corrals, Verdict};
-use super::cuts::Cuts;
 use super::deadlock::freeze_deadlock;
 use super::hotspots::Hotspots;
 use super::matching::{FORBIDDEN, Hungarian};
@@ -20,9 +19,9 @@ use crate::search::{Cost, Domain, Features, Successor};
 pub type BoxSet = SmallVec<[u64; 4]>;
 
 /// A position: the boxes as a bitset over the board's squares, and the normalised
-/// player. It is also the duplicate key: a real key, not a hash of one (`bound` is a
-/// function of the boxes, so it never splits equal positions).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// player. It is also the duplicate key, a real key, not a hash of one: equality and
+/// hashing look at the boxes and the player only, as the rest is derived from them.
+#[derive(Clone, Debug)]
 pub struct State {
     /// Inline up to 256 squares, so most states own no heap memory.
     pub boxes: BoxSet,
@@ -32,9 +31,21 @@ pub struct State {
     /// the lower bound, plus the packing penalty when that is on.
     /// `Cost::MAX` marks a start position without one (a dead end).
     pub bound: Cost,
-    /// How many separate areas the boxes cut the floor into (a feature), kept up to
-    /// date push by push like `bound`.
-    pub regions: u16,
+}
+
+impl PartialEq for State {
+    fn eq(&self, other: &State) -> bool {
+        self.player == other.player && self.boxes == other.boxes
+    }
+}
+
+impl Eq for State {}
+
+impl std::hash::Hash for State {
+    fn hash<H: std::hash::Hasher>(&self, hasher: &mut H) {
+        self.boxes.hash(hasher);
+        self.player.hash(hasher);
+    }
 }
 
 /// Push the box on `square` one step in `direction`.
@@ -198,9 +209,7 @@ impl Flood {
 pub(super) struct Scratch {
     pub region: Flood,
     regions: Flood,
-    /// The areas around the box being pushed ([`Cuts`]), and the boxes but that one.
-    pub cuts: Cuts,
-    others: Vec<u64>,
+    normalise: Flood,
     pub hungarian: Hungarian,
     pub corrals: Corrals,
     pub frozen: Vec<u16>,
@@ -326,12 +335,52 @@ impl SokobanDomain {
         Some(only_corral)
     }
 
-    pub(super) fn scratch(&self) -> std::cell::RefMut<'_, Scratch> {
-        self.scratch.borrow_mut()
+    /// The estimate of a child whose box `moved` = (row in `list`, new square), or
+    /// `None` when the move leaves a freeze or bipartite deadlock.
+    pub(super) fn finish(
+        &self,
+        scratch: &mut Scratch,
+        boxes: &[u64],
+        list: &[u16],
+        moved: (usize, u16),
+    ) -> Option<Cost> {
+        let freeze = self.techniques.freeze_deadlocks
+            && freeze_deadlock(&self.board, boxes, moved.1, &mut scratch.frozen);
+        if freeze {
+            return None;
+        }
+        self.lower_bound(&mut scratch.hungarian, boxes, list, Some(moved))
     }
 
-    pub(super) fn techniques(&self) -> Techniques {
-        self.techniques
+    /// FESS's features, most important first: boxes not yet packed (on a goal, in
+    /// packing order), the areas the boxes cut the floor into (`regions` of them),
+    /// and (when on) the [`Hotspots`] among them.
+    pub(super) fn features_with(&self, state: &State, regions: u16) -> Features {
+        let board = &self.board;
+        let on_goal = |g: u16| has_box(&state.boxes, g);
+        let filled = board.goals().iter().filter(|&&g| on_goal(g)).count() as u32;
+        let packed = filled - board.packing_faults(on_goal);
+        let unpacked = board.n_boxes() as u32 - packed;
+        let scratch = &mut *self.scratch.borrow_mut();
+        let table = self
+            .techniques
+            .hotspots
+            .then(|| self.hotspots.get_or_init(|| Hotspots::new(board)));
+        let hotspots = match table.and_then(Option::as_ref) {
+            Some(hotspots) => {
+                scratch.loose.clear();
+                scratch
+                    .loose
+                    .extend(squares(&state.boxes).filter(|&b| !board.is_goal(b)));
+                hotspots.count(&scratch.loose)
+            }
+            None => 0,
+        };
+        [unpacked as u16, regions, hotspots, 0]
+    }
+
+    pub(super) fn scratch(&self) -> std::cell::RefMut<'_, Scratch> {
+        self.scratch.borrow_mut()
     }
 }
 
@@ -357,12 +406,10 @@ impl Domain for SokobanDomain {
         let bound = self
             .lower_bound(&mut scratch.hungarian, &boxes, &list, None)
             .unwrap_or(Cost::MAX);
-        let regions = scratch.regions.count_regions(&self.board, &boxes);
         State {
             boxes,
             player,
             bound,
-            regions,
         }
     }
 
@@ -375,6 +422,15 @@ impl Domain for SokobanDomain {
     }
 
     fn expand(&self, state: &State, out: &mut Vec<Successor<State, Push>>) {
+        self.expand_unknown(state, out, &mut |_, _| false);
+    }
+
+    fn expand_unknown(
+        &self,
+        state: &State,
+        out: &mut Vec<Successor<State, Push>>,
+        known: &mut dyn FnMut(&State, Cost) -> bool,
+    ) {
         let board = &self.board;
         let scratch = &mut *self.scratch.borrow_mut();
         let Some(only_corral) = self.prepare(state, scratch) else {
@@ -385,8 +441,6 @@ impl Domain for SokobanDomain {
             if only_corral && !scratch.corrals.boxes().contains(&square) {
                 continue;
             }
-            // The areas around this box, searched at its first push that survives.
-            let mut around = None;
             for direction in Direction::ALL {
                 let to = board.neighbour(square, direction);
                 if to == NONE || has_box(&state.boxes, to) || board.is_dead(to) {
@@ -399,34 +453,21 @@ impl Domain for SokobanDomain {
                 let mut boxes = state.boxes.clone();
                 flip(&mut boxes, square);
                 flip(&mut boxes, to);
-                if self.techniques.freeze_deadlocks
-                    && freeze_deadlock(board, &boxes, to, &mut scratch.frozen)
-                {
+                let mut child = State {
+                    player: scratch.normalise.fill(board, &boxes, square),
+                    boxes,
+                    bound: 0,
+                };
+                if known(&child, 1) {
                     continue;
                 }
-                let Some(bound) =
-                    self.lower_bound(&mut scratch.hungarian, &boxes, &list, Some((row, to)))
-                else {
+                let Some(bound) = self.finish(scratch, &child.boxes, &list, (row, to)) else {
                     continue;
                 };
-                let around = *around.get_or_insert_with(|| {
-                    scratch.others.clear();
-                    scratch.others.extend_from_slice(&state.boxes);
-                    flip(&mut scratch.others, square);
-                    scratch.cuts.analyse(board, &scratch.others, square);
-                    scratch.cuts.pieces(board, square)
-                });
-                let cuts = &scratch.cuts;
-                let player = cuts.smallest(board, to, cuts.piece(board, to, square));
-                let regions = state.regions - around + cuts.pieces(board, to);
+                child.bound = bound;
                 out.push(Successor {
                     action: Push { square, direction },
-                    state: State {
-                        boxes,
-                        player,
-                        bound,
-                        regions,
-                    },
+                    state: child,
                     cost: 1,
                 });
             }
@@ -451,31 +492,13 @@ impl Domain for SokobanDomain {
         self.techniques.packing_penalty == 0
     }
 
-    /// FESS's features, most important first: boxes not yet packed (on a goal, in
-    /// packing order), the areas the boxes cut the floor into, and (when on) the
-    /// [`Hotspots`] among them.
     fn features(&self, state: &State) -> Features {
-        let board = &self.board;
-        let on_goal = |g: u16| has_box(&state.boxes, g);
-        let filled = board.goals().iter().filter(|&&g| on_goal(g)).count() as u32;
-        let packed = filled - board.packing_faults(on_goal);
-        let unpacked = board.n_boxes() as u32 - packed;
-        let scratch = &mut *self.scratch.borrow_mut();
-        let table = self
-            .techniques
-            .hotspots
-            .then(|| self.hotspots.get_or_init(|| Hotspots::new(board)));
-        let hotspots = match table.and_then(Option::as_ref) {
-            Some(hotspots) => {
-                scratch.loose.clear();
-                scratch
-                    .loose
-                    .extend(squares(&state.boxes).filter(|&b| !board.is_goal(b)));
-                hotspots.count(&scratch.loose)
-            }
-            None => 0,
-        };
-        [unpacked as u16, state.regions, hotspots, 0]
+        let regions = self
+            .scratch
+            .borrow_mut()
+            .regions
+            .count_regions(&self.board, &state.boxes);
+        self.features_with(state, regions)
     }
 
     fn state_heap_bytes(&self) -> usize {

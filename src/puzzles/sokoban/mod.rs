@@ -23,7 +23,7 @@ pub mod plan;
 mod replay;
 
 pub use board::Board;
-pub use box_moves::{BoxMove, BoxMoveDomain};
+pub use box_moves::{BoxMove, BoxMoveDomain, Placed};
 pub use domain::{Bound, Push, SokobanDomain, State, Techniques};
 pub use parse::{LevelText, read_collection};
 pub use replay::{Replay, Snapshots, count_pushes, replay};

@@ -613,19 +613,24 @@ fn a_box_in_the_way_of_another_is_a_hotspot() {
 
 /// Breadth-first from the start over at most 300 states of `domain`: each successor's
 /// player is the smallest square of the area the player stands in after the action
-/// (`stands`) and its area count is the one a flood fill of its boxes gives.
-fn check_successor_areas<D>(
+/// (`stands`) and the area count it carries, if any (`view`), is the one a flood fill
+/// of its boxes gives.
+fn check_successor_areas<D: search::Domain>(
     domain: &D,
     board: &Board,
     stands: impl Fn(D::Action) -> u16,
-) -> Result<(), TestCaseError>
-where
-    D: search::Domain<State = State>,
-{
+    view: impl Fn(&D::State) -> (&State, Option<u16>),
+) -> Result<(), TestCaseError> {
     let mut flood = domain::Flood::default();
+    let check = |state: &D::State, flood: &mut domain::Flood| {
+        let (position, regions) = view(state);
+        let flooded = regions.map(|_| flood.count_regions(board, &position.boxes));
+        (regions, flooded)
+    };
     let start = domain.initial_state();
-    prop_assert_eq!(start.regions, flood.count_regions(board, &start.boxes));
-    let mut seen = HashSet::from([start.clone()]);
+    let (carried, flooded) = check(&start, &mut flood);
+    prop_assert_eq!(carried, flooded);
+    let mut seen = HashSet::from([domain.key(&start)]);
     let mut queue = VecDeque::from([start]);
     let mut successors = Vec::new();
     while let Some(state) = queue.pop_front() {
@@ -633,11 +638,12 @@ where
         domain.expand(&state, &mut successors);
         for successor in successors.drain(..) {
             let child = successor.state;
-            let player = flood.fill(board, &child.boxes, stands(successor.action));
-            prop_assert_eq!(child.player, player, "{:?}", successor.action);
-            let regions = flood.count_regions(board, &child.boxes);
-            prop_assert_eq!(child.regions, regions, "{:?}", successor.action);
-            if seen.len() < 300 && seen.insert(child.clone()) {
+            let position = view(&child).0;
+            let player = flood.fill(board, &position.boxes, stands(successor.action));
+            prop_assert_eq!(position.player, player, "{:?}", successor.action);
+            let (carried, flooded) = check(&child, &mut flood);
+            prop_assert_eq!(carried, flooded, "{:?}", successor.action);
+            if seen.len() < 300 && seen.insert(domain.key(&child)) {
                 queue.push_back(child);
             }
         }
@@ -645,23 +651,31 @@ where
     Ok(())
 }
 
+/// [`check_successor_areas`] over single pushes and over box moves.
+fn check_both_domains(lvl: &Level) -> Result<(), TestCaseError> {
+    let pushes = SokobanDomain::new(lvl, Techniques::any(Bound::Matching));
+    let board = pushes.board().clone();
+    check_successor_areas(&pushes, &board, |push| push.square, |s| (s, None))?;
+    let moves = BoxMoveDomain::new(pushes);
+    let stand = |m: BoxMove| board.neighbour(m.to, m.side);
+    check_successor_areas(&moves, &board, stand, |p: &Placed| {
+        (&p.position, Some(p.regions))
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
-    /// The player's area and the area count that [`cuts`] derives for every push and
-    /// box move are the ones a flood fill finds.
+    /// The player's area and the area count that [`cuts`] derives for every box move
+    /// are the ones a flood fill finds.
     #[test]
     fn successors_carry_the_flooded_player_area_and_area_count(
         text in prop_oneof![random_level(), scrambled_level()]
     ) {
         if let Ok(lvl) = Level::parse(&text) {
-            let pushes = SokobanDomain::new(&lvl, Techniques::any(Bound::Matching));
             // The searches never expand a level proved unsolvable before they start.
-            prop_assume!(!search::Domain::known_unsolvable(&pushes));
-            let board = pushes.board().clone();
-            check_successor_areas(&pushes, &board, |push| push.square)?;
-            let moves = BoxMoveDomain::new(pushes);
-            let stand = |m: BoxMove| board.neighbour(m.to, m.side);
-            check_successor_areas(&moves, &board, stand)?;
+            let domain = SokobanDomain::new(&lvl, Techniques::any(Bound::Matching));
+            prop_assume!(!search::Domain::known_unsolvable(&domain));
+            check_both_domains(&lvl)?;
         }
     }
 }
@@ -670,11 +684,6 @@ proptest! {
 fn microban_successors_carry_the_flooded_player_area_and_area_count() {
     for entry in read_collection(MICROBAN).iter().step_by(7) {
         let lvl = level(&entry.text);
-        let pushes = SokobanDomain::new(&lvl, Techniques::any(Bound::Matching));
-        let board = pushes.board().clone();
-        let title = &format!("Microban {}", entry.index);
-        check_successor_areas(&pushes, &board, |push| push.square).expect(title);
-        let moves = BoxMoveDomain::new(pushes);
-        check_successor_areas(&moves, &board, |m| board.neighbour(m.to, m.side)).expect(title);
+        check_both_domains(&lvl).unwrap_or_else(|e| panic!("Microban {}: {e}", entry.index));
     }
 }
