@@ -55,6 +55,7 @@ pub enum ServeError {
 }
 
 pub fn run(args: ServeArgs) -> Result<(), ServeError> {
+    crate::jobs::memory::limit_arenas();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -3,6 +3,7 @@
 //! tables on disk. Knows the engine and the puzzles; knows nothing of HTTP.
 
 pub mod group_commit;
+pub mod memory;
 pub mod run;
 pub mod service;
 pub mod spec;

@@ -10,6 +10,7 @@ use dashmap::DashMap;
 use tokio::sync::{Notify, Semaphore, broadcast, watch};
 
 use super::group_commit::GroupCommit;
+use super::memory::Trimmer;
 use super::run::{self, ExhaustedReason, JobReport, JobStatus};
 use super::store::{
     Backend, CHANNEL, CancelOutcome, JobRecord, LeaseState, NewJob, Notice, Owner, ProgressRecord,
@@ -107,6 +108,8 @@ pub struct JobService {
     workers_running: AtomicBool,
     /// Names this process in the leases it takes.
     worker_id: String,
+    /// Returns what queued searches freed to the system.
+    trimmer: Arc<Trimmer>,
 }
 
 /// Sends progress to listeners and keeps the latest for the database writer.
@@ -157,6 +160,7 @@ impl JobService {
             stopping: AtomicBool::new(false),
             stop_signal: watch::Sender::new(false),
             workers_running: AtomicBool::new(false),
+            trimmer: Arc::default(),
             worker_id: format!(
                 "{}-{}",
                 std::process::id(),
@@ -503,12 +507,15 @@ impl JobService {
             let tables = Arc::clone(&self.tables);
             let spec = job.spec.clone();
             let cancel = cancel.clone();
+            let trimmer = Arc::clone(&self.trimmer);
             tokio::task::spawn_blocking(move || {
                 let progress = run::Progress {
                     sink: &*reporter,
                     interval: PROGRESS_INTERVAL,
                 };
-                run::run_job(&spec, &tables, cancel, Some(progress))
+                let ran = run::run_job(&spec, &tables, cancel, Some(progress));
+                trimmer.search_ended();
+                ran
             })
         };
         tokio::pin!(search);
