@@ -16,7 +16,7 @@ pub enum Piece {
     Rest,
 }
 
-/// What the search keeps per square, together so one visit touches one cache line.
+/// What the search keeps per square.
 #[derive(Clone, Copy, Default)]
 struct Visit {
     /// The search that reached the square (stale entries are from earlier searches).
@@ -96,7 +96,7 @@ impl Cuts {
                 up.subtree_min = up.subtree_min.min(subtree_min);
             }
         }
-        self.area_min = self.by_order.iter().copied().min().unwrap_or(NONE);
+        self.area_min = self.visits[start as usize].subtree_min;
         self.prefix_min.clear();
         self.suffix_min.clear();
     }
