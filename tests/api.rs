@@ -219,6 +219,81 @@ async fn errors_are_problem_json_with_the_right_status(db: Db) {
     )
     .await;
     assert_eq!(problem["pointer"], "/puzzle/goal");
+    // Every JSON body that is not a request names the field at fault and what is wrong.
+    let wrong = [
+        (
+            r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"bogus":1}"#,
+            "/bogus",
+            "unknown field `bogus`",
+        ),
+        (
+            r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"limits":{"max_nodes":-1}}"#,
+            "/limits/max_nodes",
+            "invalid value: integer `-1`",
+        ),
+        (
+            r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"include_boards":"yes"}"#,
+            "/include_boards",
+            "invalid type",
+        ),
+        (
+            r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0]},"algorithm":"bfs","algorithm":"a-star"}"#,
+            "/algorithm",
+            "duplicate field `algorithm`",
+        ),
+        (
+            r#"{"puzzle":{"type":"cube"}}"#,
+            "/puzzle/type",
+            "unknown variant `cube`",
+        ),
+        (
+            r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0],"goal":"blank-middle"}}"#,
+            "/puzzle/goal",
+            "unknown goal 'blank-middle'",
+        ),
+    ];
+    for (body, pointer, detail) in wrong {
+        let response = raw(body, "application/json").await.expect("send");
+        assert_eq!(response.status().as_u16(), 422, "{body}");
+        let problem: Value = response.json().await.expect("problem body");
+        Contract::get().check(
+            "post",
+            "/v1/jobs",
+            422,
+            "application/problem+json",
+            &problem,
+        );
+        assert_eq!(problem["pointer"], pointer, "{problem}");
+        assert!(
+            problem["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains(detail)),
+            "{problem}"
+        );
+    }
+    // A path that is not UTF-8 is a problem too, not plain text.
+    let response = http
+        .get(server.url("/v1/jobs/%FF%FE"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(response.status().as_u16(), 400);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json"
+    );
+    // A level may carry its name on a `;` comment line, as collections do.
+    let (status, job, _) = post(
+        &server,
+        "/v1/solve",
+        json!({"puzzle": {"type": "sokoban", "level": "; level 1\n#####\n#@$.#\n#####"}}),
+    )
+    .await;
+    assert_eq!(
+        (status, job["status"].as_str()),
+        (200, Some("solved")),
+        "{job}"
+    );
 }
 
 async fn a_running_job_is_cancelled_within_a_second_and_frees_its_worker(db: Db) {

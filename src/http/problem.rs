@@ -1,7 +1,9 @@
 //! RFC 9457 problem details: every error the service answers, mapped once, here.
 
 use axum::Json;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use std::borrow::Cow;
+
+use axum::extract::rejection::{JsonDataError, JsonRejection, PathRejection, QueryRejection};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -21,7 +23,7 @@ pub struct Problem {
     pub detail: String,
     /// JSON pointer to the offending request field, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<&'static str>,
+    pub pointer: Option<Cow<'static, str>>,
     #[serde(skip)]
     retry_after: Option<u64>,
     /// A `WWW-Authenticate` challenge, for 401.
@@ -46,8 +48,8 @@ impl Problem {
             challenge: None,
         }
     }
-    pub fn at(mut self, pointer: &'static str) -> Problem {
-        self.pointer = Some(pointer);
+    pub fn at(mut self, pointer: impl Into<Cow<'static, str>>) -> Problem {
+        self.pointer = Some(pointer.into());
         self
     }
     pub fn not_found(what: &str) -> Problem {
@@ -106,12 +108,7 @@ impl From<JsonRejection> for Problem {
                 "Malformed JSON",
                 e.body_text(),
             ),
-            JsonRejection::JsonDataError(e) => Problem::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid-request",
-                "Invalid request",
-                e.body_text(),
-            ),
+            JsonRejection::JsonDataError(e) => data_error(&e),
             other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => Problem::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "too-large",
@@ -125,6 +122,81 @@ impl From<JsonRejection> for Problem {
                 other.body_text(),
             ),
         }
+    }
+}
+
+/// A body that is JSON but not a request: a wrong type, an unknown or duplicate field,
+/// a number out of range. The problem points at the field and says what is wrong there.
+fn data_error(error: &JsonDataError) -> Problem {
+    use std::error::Error;
+    type PathError = serde_path_to_error::Error<serde_json::Error>;
+    let mut cause: Option<&(dyn Error + 'static)> = error.source();
+    let mut found = None;
+    while let Some(e) = cause {
+        if let Some(path_error) = e.downcast_ref::<PathError>() {
+            found = Some(path_error);
+            break;
+        }
+        cause = e.source();
+    }
+    let Some(found) = found else {
+        return Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-request",
+            "Invalid request",
+            error.body_text(),
+        );
+    };
+    let mut pointer: String = found
+        .path()
+        .iter()
+        .filter_map(|segment| match segment {
+            serde_path_to_error::Segment::Seq { index } => Some(format!("/{index}")),
+            serde_path_to_error::Segment::Map { key } => {
+                Some(format!("/{}", key.replace('~', "~0").replace('/', "~1")))
+            }
+            serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => {
+                None
+            }
+        })
+        .collect();
+    // serde_json ends its messages with the position; the pointer says where.
+    let message = found.inner().to_string();
+    // A duplicate is reported at the object holding it: point at the field itself.
+    if let Some(field) = message
+        .strip_prefix("duplicate field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        pointer.push('/');
+        pointer.push_str(field);
+    }
+    let message = message
+        .split(" at line ")
+        .next()
+        .unwrap_or(&message)
+        .to_string();
+    let detail = if pointer.is_empty() {
+        message
+    } else {
+        format!("{pointer}: {message}")
+    };
+    Problem::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid-request",
+        "Invalid request",
+        detail,
+    )
+    .at(pointer)
+}
+
+impl From<PathRejection> for Problem {
+    fn from(rejection: PathRejection) -> Problem {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-path",
+            "Bad path",
+            format!("the path cannot be read: {}", rejection.body_text()),
+        )
     }
 }
 
@@ -149,6 +221,7 @@ impl From<RequestError> for Problem {
                 "algorithm" => "/algorithm",
                 "heuristic" => "/heuristic",
                 "partition" => "/partition",
+                "goal" => "/puzzle/goal",
                 _ => "/objective",
             },
             RequestError::BadWeight(_) => "/weight",

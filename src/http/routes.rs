@@ -38,6 +38,22 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> 
     }
 }
 
+/// A path parameter whose rejections (an id that is not UTF-8) become problem+json.
+pub struct PathParam<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned + Send> axum::extract::FromRequestParts<S>
+    for PathParam<T>
+{
+    type Rejection = Problem;
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Problem> {
+        let Path(value) = Path::<T>::from_request_parts(parts, state).await?;
+        Ok(PathParam(value))
+    }
+}
+
 pub const MAX_WAIT_SECONDS: u64 = 60;
 /// Waiters look at the stored job this often even without an event.
 const RECHECK: Duration = Duration::from_secs(1);
@@ -223,7 +239,7 @@ async fn wait_for_end(
 pub async fn get_job(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
     query: Result<Query<WaitQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<JobView>, Problem> {
     let Query(query) = query?;
@@ -327,7 +343,7 @@ pub async fn list_jobs(
 pub async fn cancel_job(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
 ) -> Result<Response, Problem> {
     let owner = &caller.owner;
     let outcome = state.service.cancel(&id, owner).await?;
@@ -357,7 +373,7 @@ pub async fn cancel_job(
 pub async fn delete_job(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
 ) -> Result<StatusCode, Problem> {
     let owner = &caller.owner;
     if let CancelOutcome::StopRequested = state.service.cancel(&id, owner).await? {
@@ -465,7 +481,7 @@ impl EventFeed {
 pub async fn events(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    PathParam(id): PathParam<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
     let receiver = state.service.subscribe();
     let first = Some(load(&state, &caller.owner, &id).await?);

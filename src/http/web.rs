@@ -4,11 +4,11 @@
 
 use std::sync::OnceLock;
 
-use axum::extract::Path;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::problem::Problem;
+use super::routes::PathParam;
 
 /// One file of `web/`, with its validator, computed on first use.
 struct Asset {
@@ -120,7 +120,10 @@ pub async fn embed(headers: HeaderMap) -> Response {
     EMBED.respond(&headers)
 }
 
-pub async fn asset(Path(file): Path<String>, headers: HeaderMap) -> Result<Response, Problem> {
+pub async fn asset(
+    PathParam(file): PathParam<String>,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
     ASSETS
         .iter()
         .find(|asset| asset.name == file)

@@ -139,7 +139,11 @@ impl JobRequest {
             PuzzleRequest::Sliding { tiles, cols, goal } => {
                 let goal = match goal {
                     None => GoalSpec::BlankLast,
-                    Some(GoalRequest::Named(name)) => parse_goal(&name)?,
+                    Some(GoalRequest::Named(name)) => match name.as_str() {
+                        "blank-last" => GoalSpec::BlankLast,
+                        "blank-first" => GoalSpec::BlankFirst,
+                        _ => return Err(unknown("goal", &name, &["blank-last", "blank-first"])),
+                    },
                     Some(GoalRequest::Tiles(tiles)) => GoalSpec::Tiles(tiles),
                 };
                 PuzzleSpec::Sliding(SlidingPuzzle::new(&tiles, cols, &goal)?)

@@ -12,6 +12,10 @@ fn is_board_char(c: char) -> bool {
 fn expand_rows(text: &str) -> Result<Vec<Vec<char>>, LevelError> {
     let mut rows = Vec::new();
     for line in text.lines() {
+        // A `;` line is a comment (a level's name in a collection), not a row.
+        if line.trim_start().starts_with(';') {
+            continue;
+        }
         let mut row = Vec::new();
         let mut count: Option<usize> = None;
         for c in line.trim_end_matches('\r').chars() {
