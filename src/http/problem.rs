@@ -1,8 +1,6 @@
 //! RFC 9457 problem details: every error the service answers, mapped once, here.
 
 use axum::Json;
-use std::borrow::Cow;
-
 use axum::extract::rejection::{JsonDataError, JsonRejection, PathRejection, QueryRejection};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -23,7 +21,7 @@ pub struct Problem {
     pub detail: String,
     /// JSON pointer to the offending request field, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<Cow<'static, str>>,
+    pub pointer: Option<Box<str>>,
     #[serde(skip)]
     retry_after: Option<u64>,
     /// A `WWW-Authenticate` challenge, for 401.
@@ -48,7 +46,7 @@ impl Problem {
             challenge: None,
         }
     }
-    pub fn at(mut self, pointer: impl Into<Cow<'static, str>>) -> Problem {
+    pub fn at(mut self, pointer: impl Into<Box<str>>) -> Problem {
         self.pointer = Some(pointer.into());
         self
     }
