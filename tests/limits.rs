@@ -421,3 +421,34 @@ async fn sigterm_stops_the_largest_sokoban_level_after_the_grace() {
     assert!(exit.success(), "a clean stop: {exit:?}");
     assert!(took < Duration::from_millis(1700), "{took:?}");
 }
+
+/// The largest level's tables take 9.4 MiB and one box-move expansion would make a
+/// million children: under an 11 MiB cap the job ends `memory_limit` long before its
+/// deadline, and under 4 MiB before its tables are even built.
+#[tokio::test]
+async fn the_largest_sokoban_level_keeps_to_the_memory_cap() {
+    for (mib, within) in [
+        ("11", Duration::from_secs(10)),
+        ("4", Duration::from_secs(2)),
+    ] {
+        let server = Server::launch(
+            &Db::Sqlite
+                .fresh(&format!("limits_sokoban_memory_{mib}"))
+                .await,
+            &["--max-job-memory-mib", mib],
+        );
+        let mut body = largest_room("any");
+        body["limits"] = json!({"timeout_ms": 30_000});
+        let submitted = Instant::now();
+        let id = submit(&server, body).await;
+        let job = until_job(&server, &id, Duration::from_secs(60), terminal).await;
+        let ended = submitted.elapsed();
+        eprintln!("{mib} MiB: ended {ended:?} after submission");
+        assert_eq!(
+            (job["status"].as_str(), job["reason"].as_str()),
+            (Some("exhausted"), Some("memory_limit")),
+            "{mib} MiB: {job}"
+        );
+        assert!(ended < within, "{mib} MiB: {ended:?}");
+    }
+}

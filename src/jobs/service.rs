@@ -64,6 +64,9 @@ pub struct ServiceConfig {
     /// Whether this process runs searches itself: workers and inline solves. API-only
     /// processes of a scaled-out deployment leave them to the worker processes.
     pub runs_searches: bool,
+    /// The memory cap of each search this process runs (`--max-job-memory-mib`). The
+    /// store keeps no memory limit with a job, so a worker applies its own.
+    pub max_job_memory_bytes: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -505,7 +508,11 @@ impl JobService {
         let search = {
             let reporter = Arc::clone(&reporter);
             let tables = Arc::clone(&self.tables);
-            let spec = job.spec.clone();
+            let mut spec = job.spec.clone();
+            spec.limits.max_memory_bytes = spec
+                .limits
+                .max_memory_bytes
+                .or(self.config.max_job_memory_bytes);
             let cancel = cancel.clone();
             let trimmer = Arc::clone(&self.trimmer);
             tokio::task::spawn_blocking(move || {

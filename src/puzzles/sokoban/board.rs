@@ -97,8 +97,8 @@ impl Board {
             stranded,
         };
         let n = board.n_squares();
-        let table_bytes = (n * board.goals.len() * size_of::<u16>()) as u64;
-        interrupt.check_holding(table_bytes)?;
+        let distance_bytes = (n * board.goals.len() * size_of::<u16>()) as u64;
+        interrupt.check_holding(distance_bytes)?;
         board.distance = board.push_distances(interrupt)?;
         board.layer = board.packing_layers(interrupt)?;
         let goals = board.goals.len() as u32;
@@ -269,6 +269,17 @@ impl Board {
                 }
             }
         }
+    }
+
+    /// Heap bytes of the board's tables, the push distances above all (squares ×
+    /// goals): on the largest levels they count against a job's memory cap.
+    pub fn table_bytes(&self) -> usize {
+        self.cells.len() * size_of::<usize>()
+            + self.square_of.len() * size_of::<u16>()
+            + self.neighbours.len() * size_of::<[u16; 4]>()
+            + (self.goal.len() + self.dead.len())
+            + (self.goals.len() + self.layer.len() + self.start_boxes.len()) * size_of::<u16>()
+            + self.distance.len() * size_of::<u16>()
     }
 
     pub fn n_squares(&self) -> usize {

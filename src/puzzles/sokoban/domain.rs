@@ -273,13 +273,14 @@ impl SokobanDomain {
         &self.interrupt
     }
 
-    /// Polls the interrupt once per child made, the `children` already made counting
-    /// against the memory cap; `Err` when the expansion must end now.
+    /// Polls the interrupt once per child made, the board's tables and the `children`
+    /// already made counting against the memory cap (one expansion of a big level can
+    /// make millions); `Err` when the expansion must end now.
     #[inline]
     pub(super) fn poll_child(&self, children: usize) -> Result<(), crate::search::Stop> {
         self.interrupt.poll_holding(self.child_work, || {
             let each = size_of::<Successor<State, Push>>() + self.state_heap_bytes;
-            (children * each) as u64
+            (self.board.table_bytes() + children * each) as u64
         })
     }
 
