@@ -111,8 +111,8 @@ fn main() {
                 timeout: Some(timeout),
                 ..Limits::default()
             };
-            let (report, _) = sokoban::solve(
-                level,
+            let report = sokoban::solve(
+                sokoban::Board::new(level),
                 techniques,
                 algorithm,
                 &mut Budget::new(limits, CancelFlag::new()),

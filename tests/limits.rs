@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::time::{Duration, Instant};
+
 use common::{Db, Server, client, get, post};
 use serde_json::{Value, json};
 
@@ -34,6 +36,65 @@ fn big_level(rows: usize, width: usize, boxes: usize) -> String {
     }
     text.push(wall);
     text.join("|")
+}
+
+/// An open room `side` squares a side inside its walls (so `side + 2` rows and
+/// columns of text): the player top left, `boxes` boxes on every other square of every
+/// other row from the top, as many goals likewise from the bottom. Every box can move,
+/// so every expansion is huge: a matching over all the boxes per child.
+fn open_room(side: usize, boxes: usize) -> String {
+    let mut rows = vec![vec![' '; side]; side];
+    rows[0][0] = '@';
+    let per_row = (side - 3) / 2;
+    for k in 0..boxes {
+        let col = 2 + 2 * (k % per_row);
+        rows[2 + 2 * (k / per_row)][col] = '$';
+        rows[side - 3 - 2 * (k / per_row)][col] = '.';
+    }
+    let wall = "#".repeat(side + 2);
+    let inside = rows
+        .iter()
+        .map(|row| format!("#{}#", row.iter().collect::<String>()));
+    std::iter::once(wall.clone())
+        .chain(inside)
+        .chain(std::iter::once(wall))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The largest level the caps allow: 100×100 with 500 boxes, about 10 KB of text.
+fn largest_room(objective: &str) -> Value {
+    json!({"puzzle": {"type": "sokoban", "level": open_room(98, 500)}, "objective": objective})
+}
+
+/// Submits `body` as a job; its id.
+async fn submit(server: &Server, body: Value) -> String {
+    let (status, job, _) = post(server, "/v1/jobs", body).await;
+    assert_eq!(status, 202, "{job}");
+    job["id"].as_str().expect("id").to_string()
+}
+
+/// Polls job `id` every 20 ms until `done` holds for it, for at most `cap`.
+async fn until_job(
+    server: &Server,
+    id: &str,
+    cap: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let give_up = Instant::now() + cap;
+    loop {
+        let (status, job) = get(server, &format!("/v1/jobs/{id}")).await;
+        assert_eq!(status, 200, "{job}");
+        if done(&job) {
+            return job;
+        }
+        assert!(Instant::now() < give_up, "still {job} after {cap:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn terminal(job: &Value) -> bool {
+    !matches!(job["status"].as_str(), Some("queued" | "running"))
 }
 
 /// Posts `body` and checks the answer is the problem `kind` with `status`, naming
@@ -486,7 +547,11 @@ async fn a_nearly_full_queue_keeps_room_for_light_clients_postgres() {
 /// A breadth-first search with a table of hundreds of MiB still ends within a second of
 /// its deadline: the table's growth and its freeing do not push the job past it.
 async fn a_big_search_ends_within_a_second_of_its_deadline(db: Db) {
-    let server = Server::launch(&db.fresh("limits_overshoot").await, &[]);
+    // A cap the search cannot reach in its time, so that it ends on the deadline.
+    let server = Server::launch(
+        &db.fresh("limits_overshoot").await,
+        &["--max-job-memory-mib", "16384"],
+    );
     let body = json!({"puzzle": {"type": "sliding", "tiles": scrambled_8x8()}, "algorithm": "bfs", "limits": {"timeout_ms": 4_000}});
     let submitted = std::time::Instant::now();
     let (status, job, _) = post(&server, "/v1/jobs", body).await;
@@ -513,4 +578,128 @@ async fn a_big_search_ends_within_a_second_of_its_deadline_sqlite() {
 #[tokio::test]
 async fn a_big_search_ends_within_a_second_of_its_deadline_postgres() {
     a_big_search_ends_within_a_second_of_its_deadline(Db::Postgres).await;
+}
+
+/// The largest level's first expansion alone is minutes of matchings (and its box
+/// moves gigabytes of children): the deadline must be heard inside it, by the FESS
+/// portfolio of `any` and by A* for `optimal` alike.
+#[tokio::test]
+async fn the_largest_sokoban_level_ends_at_its_deadline() {
+    let server = Server::launch(&Db::Sqlite.fresh("limits_sokoban_deadline").await, &[]);
+    let deadline = Duration::from_millis(5000);
+    let submitted = Instant::now();
+    let mut ids = Vec::new();
+    for objective in ["any", "optimal"] {
+        let mut body = largest_room(objective);
+        body["limits"] = json!({"timeout_ms": deadline.as_millis() as u64});
+        ids.push((objective, submit(&server, body).await));
+    }
+    for (objective, id) in ids {
+        let job = until_job(&server, &id, Duration::from_secs(60), terminal).await;
+        let ended = submitted.elapsed();
+        eprintln!("{objective}: ended {ended:?} after submission, deadline {deadline:?}");
+        assert_eq!(
+            (job["status"].as_str(), job["reason"].as_str()),
+            (Some("exhausted"), Some("timeout")),
+            "{objective}: {job}"
+        );
+        // Within a second of the deadline, plus a little for polling and a debug build.
+        assert!(
+            ended < deadline + Duration::from_millis(1500),
+            "{objective}: {ended:?}"
+        );
+    }
+}
+
+/// A cancel is heard inside the largest level's first expansion, and the one worker
+/// goes on to the job queued behind.
+#[tokio::test]
+async fn a_cancel_stops_the_largest_sokoban_level_and_the_queue_moves_on() {
+    let server = Server::launch(
+        &Db::Sqlite.fresh("limits_sokoban_cancel").await,
+        &["--workers", "1"],
+    );
+    let small = json!({"puzzle": {"type": "sokoban", "level": "####\n# .#\n#  ###\n#*@  #\n#  $ #\n#  ###\n####"}});
+    for objective in ["any", "optimal"] {
+        let big = submit(&server, largest_room(objective)).await;
+        let queued = submit(&server, small.clone()).await;
+        let is_running = |job: &Value| job["status"] == "running";
+        until_job(&server, &big, Duration::from_secs(10), is_running).await;
+        let asked = Instant::now();
+        let (status, answer, _) = post(&server, &format!("/v1/jobs/{big}/cancel"), json!({})).await;
+        assert_eq!(status, 202, "{answer}");
+        let job = until_job(&server, &big, Duration::from_secs(10), terminal).await;
+        let latency = asked.elapsed();
+        eprintln!("{objective}: cancelled {latency:?} after asking");
+        assert_eq!(job["status"], "cancelled", "{objective}: {job}");
+        assert!(latency < Duration::from_secs(1), "{objective}: {latency:?}");
+        let next = until_job(&server, &queued, Duration::from_secs(30), terminal).await;
+        assert_eq!(next["status"], "solved", "{objective}: {next}");
+    }
+}
+
+/// SIGTERM gives running jobs a grace period, then cancels them: the largest level's
+/// job must hear it, so the process exits soon after the grace.
+#[tokio::test]
+async fn sigterm_stops_the_largest_sokoban_level_after_the_grace() {
+    let mut server = Server::launch(
+        &Db::Sqlite.fresh("limits_sokoban_sigterm").await,
+        &["--shutdown-grace-ms", "200"],
+    );
+    let id = submit(&server, largest_room("any")).await;
+    until_job(&server, &id, Duration::from_secs(10), |job| {
+        job["status"] == "running"
+    })
+    .await;
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(term.success());
+    let signalled = Instant::now();
+    let exit = loop {
+        if let Some(exit) = server.child.try_wait().expect("try_wait") {
+            break exit;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(10),
+            "still alive 10 s after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let took = signalled.elapsed();
+    eprintln!("exited {took:?} after SIGTERM");
+    assert!(exit.success(), "a clean stop: {exit:?}");
+    assert!(took < Duration::from_millis(1700), "{took:?}");
+}
+
+/// The largest level's tables take 9.4 MiB and one box-move expansion would make a
+/// million children: under an 11 MiB cap the job ends `memory_limit` long before its
+/// deadline, and under 4 MiB before its tables are even built.
+#[tokio::test]
+async fn the_largest_sokoban_level_keeps_to_the_memory_cap() {
+    for (mib, within) in [
+        ("11", Duration::from_secs(10)),
+        ("4", Duration::from_secs(2)),
+    ] {
+        let server = Server::launch(
+            &Db::Sqlite
+                .fresh(&format!("limits_sokoban_memory_{mib}"))
+                .await,
+            &["--max-job-memory-mib", mib],
+        );
+        let mut body = largest_room("any");
+        body["limits"] = json!({"timeout_ms": 30_000});
+        let submitted = Instant::now();
+        let id = submit(&server, body).await;
+        let job = until_job(&server, &id, Duration::from_secs(60), terminal).await;
+        let ended = submitted.elapsed();
+        eprintln!("{mib} MiB: ended {ended:?} after submission");
+        assert_eq!(
+            (job["status"].as_str(), job["reason"].as_str()),
+            (Some("exhausted"), Some("memory_limit")),
+            "{mib} MiB: {job}"
+        );
+        assert!(ended < within, "{mib} MiB: {ended:?}");
+    }
 }

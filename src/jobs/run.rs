@@ -13,7 +13,8 @@ use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
 use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
 use crate::puzzles::sokoban::{self, Bound, Level, Techniques};
 use crate::search::{
-    self, Advice, Algorithm, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Stop, Weight,
+    self, Advice, Algorithm, Budget, CancelFlag, Interrupt, Limits, Outcome, ProgressSink, Stats,
+    Stop, Weight,
 };
 
 /// Heuristic weight `auto` uses for the `any` objective on boards without tables.
@@ -410,6 +411,29 @@ pub fn run_resolved(
         }
         (PuzzleSpec::Sokoban(level), Evaluation::Sokoban(all_phases)) => {
             let started = std::time::Instant::now();
+            // The level is compiled once for every phase, under the job's whole limits:
+            // on a big level its tables take a while, and a cancel must still be heard.
+            let whole_job = Interrupt::new(
+                cancel.clone(),
+                limits.timeout.map(|t| started + t),
+                limits.max_memory_bytes,
+            );
+            let board = match sokoban::Board::build(level, &whole_job) {
+                Ok(board) => board,
+                Err(stop) => {
+                    let report = search::Report {
+                        outcome: Outcome::Stopped(stop),
+                        stats: Stats {
+                            elapsed: started.elapsed(),
+                            ..Stats::default()
+                        },
+                        proved_optimal: false,
+                    };
+                    return job_report(resolved, report, false, |_: &[sokoban::Push]| {
+                        Err("a stopped search has no plan".to_string())
+                    });
+                }
+            };
             let mut spent = Stats::default();
             let mut phases = all_phases.iter().enumerate().peekable();
             loop {
@@ -428,8 +452,12 @@ pub fn run_resolved(
                     }),
                     max_memory_bytes: limits.max_memory_bytes,
                 };
-                let (mut report, board) =
-                    sokoban::solve(level, phase.techniques, phase.search, &mut budget(share));
+                let mut report = sokoban::solve(
+                    board.clone(),
+                    phase.techniques,
+                    phase.search,
+                    &mut budget(share),
+                );
                 spent.nodes_expanded += report.stats.nodes_expanded;
                 spent.nodes_generated += report.stats.nodes_generated;
                 spent.unique_states = report.stats.unique_states;

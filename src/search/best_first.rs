@@ -53,6 +53,7 @@ fn run<D: Domain>(
     let goal_on_generation = matches!(priority, Priority::Greedy);
 
     let root = domain.initial_state();
+    budget.cut_short()?;
     let Some(h0) = domain.estimate(&root) else {
         return Ok(Outcome::Unsolvable);
     };
@@ -90,6 +91,10 @@ fn run<D: Domain>(
         let g = node.g;
         successors.clear();
         budget.generated(table.expand(domain, id, &mut successors));
+        if let Err(stop) = budget.cut_short() {
+            budget.stats.unique_states = Some(table.len() as u64);
+            return Err(stop);
+        }
         for successor in successors.drain(..) {
             let Some(h) = domain.estimate(&successor.state) else {
                 continue;

@@ -22,6 +22,7 @@ pub(super) fn search_until<D: Domain>(
     mut target: impl FnMut(&D::State) -> bool,
 ) -> Result<Option<NodeId>, Stop> {
     let mut successors = Vec::new();
+    budget.cut_short()?;
     let Inserted::New(root) = table.insert(domain, start, None, 0, budget)? else {
         unreachable!("callers pass an empty table");
     };
@@ -37,6 +38,7 @@ pub(super) fn search_until<D: Domain>(
         successors.clear();
         domain.expand(&node.state, &mut successors);
         budget.generated(successors.len());
+        budget.cut_short()?;
         for successor in successors.drain(..) {
             if domain.estimate(&successor.state).is_none() {
                 continue;

@@ -1,7 +1,8 @@
 //! The budget every search runs under, and the counters it keeps.
 
+use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Cost, Stats, Stop};
@@ -29,6 +30,114 @@ impl CancelFlag {
     }
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Inner-loop steps (as callers count them) between the real checks of an
+/// [`Interrupt`]: well under a millisecond of work in a release build, so a deadline or
+/// a cancel is noticed within a few milliseconds even inside one long expansion.
+pub const POLL_WORK: u32 = 1 << 16;
+
+/// The deadline, cancel flag and memory cap of a search, for the long loops the
+/// engine cannot see into: one expansion of a big Sokoban level (matchings over
+/// hundreds of boxes, corral searches, box walks) or a table built per level. A domain
+/// holds a clone (from [`Budget::interrupt`]) and [`Interrupt::poll`]s it in such
+/// loops; when it trips, the loop gives up early and the first [`Stop`] seen is kept
+/// where every clone, the budget's too, sees it, so the engine stops right after the
+/// truncated expansion ([`Budget::cut_short`]) and never concludes from it.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt {
+    cancel: CancelFlag,
+    deadline: Option<Instant>,
+    max_memory_bytes: Option<u64>,
+    /// The first stop seen by any clone: 0 for none, else [`Stop::code`].
+    tripped: Arc<AtomicU8>,
+    /// Work left before the next real check; per clone (each thread polls its own).
+    countdown: Cell<u32>,
+}
+
+impl Interrupt {
+    pub fn new(
+        cancel: CancelFlag,
+        deadline: Option<Instant>,
+        max_memory_bytes: Option<u64>,
+    ) -> Interrupt {
+        Interrupt {
+            cancel,
+            deadline,
+            max_memory_bytes,
+            ..Interrupt::default()
+        }
+    }
+
+    /// One that never trips: for tests and tools that run without limits.
+    pub fn never() -> Interrupt {
+        Interrupt::default()
+    }
+
+    /// Counts `work` inner-loop steps; every [`POLL_WORK`] of them, a real check.
+    #[inline]
+    pub fn poll(&self, work: u32) -> Result<(), Stop> {
+        self.poll_holding(work, || 0)
+    }
+
+    /// [`Interrupt::poll`] for a loop that keeps what it makes: at each real check,
+    /// `held()` (bytes) is compared with the memory cap as well.
+    #[inline]
+    pub fn poll_holding(&self, work: u32, held: impl FnOnce() -> u64) -> Result<(), Stop> {
+        match self.countdown.get().checked_sub(work) {
+            Some(left) if left > 0 => {
+                self.countdown.set(left);
+                Ok(())
+            }
+            _ => {
+                self.countdown.set(POLL_WORK);
+                self.check_holding(held())
+            }
+        }
+    }
+
+    /// A real check now: the stop already seen, the cancel flag, the clock.
+    pub fn check(&self) -> Result<(), Stop> {
+        self.check_holding(0)
+    }
+
+    /// [`Interrupt::check`], and `held` bytes against the memory cap.
+    pub fn check_holding(&self, held: u64) -> Result<(), Stop> {
+        if let Some(stop) = self.tripped() {
+            return Err(stop);
+        }
+        if self.cancel.is_cancelled() {
+            return Err(self.trip(Stop::Cancelled));
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(self.trip(Stop::TimeLimit));
+        }
+        if self.max_memory_bytes.is_some_and(|cap| held > cap) {
+            return Err(self.trip(Stop::MemoryLimit));
+        }
+        Ok(())
+    }
+
+    /// The stop some clone has seen, if any. One relaxed load: cheap enough per node.
+    #[inline]
+    pub fn tripped(&self) -> Option<Stop> {
+        Stop::from_code(self.tripped.load(Ordering::Relaxed))
+    }
+
+    /// Records `stop` unless another was recorded first; returns the one kept.
+    pub fn trip(&self, stop: Stop) -> Stop {
+        match self
+            .tripped
+            .compare_exchange(0, stop.code(), Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => stop,
+            Err(first) => Stop::from_code(first).unwrap_or(stop),
+        }
+    }
+
+    pub fn max_memory_bytes(&self) -> Option<u64> {
+        self.max_memory_bytes
     }
 }
 
@@ -64,6 +173,8 @@ pub struct Budget<'a> {
     cancel: CancelFlag,
     started: Instant,
     deadline: Option<Instant>,
+    /// Shared with the domain: see [`Interrupt`].
+    interrupt: Interrupt,
     countdown: u32,
     interval: u32,
     last_check: Instant,
@@ -75,11 +186,13 @@ pub struct Budget<'a> {
 impl<'a> Budget<'a> {
     pub fn new(limits: Limits, cancel: CancelFlag) -> Budget<'a> {
         let started = Instant::now();
+        let deadline = limits.timeout.map(|t| started + t);
         let mut budget = Budget {
             limits,
+            interrupt: Interrupt::new(cancel.clone(), deadline, limits.max_memory_bytes),
             cancel,
             started,
-            deadline: limits.timeout.map(|t| started + t),
+            deadline,
             countdown: 0,
             // Grows to CHECK_INTERVAL within a few checks when nodes are cheap.
             interval: 1,
@@ -105,6 +218,22 @@ impl<'a> Budget<'a> {
 
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// A clone of this search's [`Interrupt`], for the domain's long loops.
+    pub fn interrupt(&self) -> Interrupt {
+        self.interrupt.clone()
+    }
+
+    /// `Err` when the domain's [`Interrupt`] tripped: its last expansion (or start
+    /// state) may be truncated, so the search must stop before using it. The engines
+    /// call this after every expansion; it is one relaxed load.
+    #[inline]
+    pub fn cut_short(&self) -> Result<(), Stop> {
+        match self.interrupt.tripped() {
+            Some(stop) => Err(stop),
+            None => Ok(()),
+        }
     }
 
     /// Counts one expansion; `Err` when the search must stop now.
@@ -158,6 +287,9 @@ impl<'a> Budget<'a> {
             self.interval = (self.interval * 2).min(CHECK_INTERVAL);
         }
         self.countdown = self.next_countdown();
+        if let Some(stop) = self.interrupt.tripped() {
+            return Err(stop);
+        }
         if self.cancel.is_cancelled() {
             return Err(Stop::Cancelled);
         }

@@ -19,7 +19,10 @@ pub fn search<D: Domain>(domain: &D, budget: &mut Budget) -> Outcome<D::Action> 
             break Outcome::Solved(plan);
         }
         let Some(h_current) = domain.estimate(&current) else {
-            break Outcome::Unsolvable;
+            // The start state's estimate may come from a cut-short computation.
+            break budget
+                .cut_short()
+                .map_or_else(Outcome::Stopped, |()| Outcome::Unsolvable);
         };
         table.clear();
         let better = |s: &D::State| domain.estimate(s).is_some_and(|h| h < h_current);

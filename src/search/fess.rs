@@ -51,6 +51,7 @@ fn run<D: Domain>(
     table: &mut NodeTable<D>,
 ) -> Result<Outcome<D::Action>, Stop> {
     let root = domain.initial_state();
+    budget.cut_short()?;
     let Some(h0) = domain.estimate(&root) else {
         return Ok(Outcome::Unsolvable);
     };
@@ -83,6 +84,7 @@ fn run<D: Domain>(
             let g = table.node(id).g;
             successors.clear();
             budget.generated(table.expand(domain, id, &mut successors));
+            budget.cut_short()?;
             children.clear();
             for successor in successors.drain(..) {
                 let Some(h) = domain.estimate(&successor.state) else {
@@ -107,6 +109,8 @@ fn run<D: Domain>(
                     advised: false,
                 });
             }
+            // Features may need a table built on first use, which an interrupt can cut.
+            budget.cut_short()?;
             advise(advice, &parent_features, &mut children);
             for child in &children {
                 let weight = parent_weight + Cost::from(!child.advised);

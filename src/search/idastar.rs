@@ -25,6 +25,9 @@ enum Dfs {
 
 pub fn search<D: Domain>(domain: &D, weight: Weight, budget: &mut Budget) -> Outcome<D::Action> {
     let root = domain.initial_state();
+    if let Err(stop) = budget.cut_short() {
+        return Outcome::Stopped(stop);
+    }
     let Some(h0) = domain.estimate(&root) else {
         return Outcome::Unsolvable;
     };
@@ -91,6 +94,11 @@ impl<D: Domain> Ida<'_, '_, '_, D> {
         order.clear();
         self.domain.expand(state, &mut children);
         self.budget.generated(children.len());
+        if let Err(stop) = self.budget.cut_short() {
+            self.orders[depth] = order;
+            self.buffers[depth] = children;
+            return Err(stop);
+        }
         for (i, successor) in children.iter().enumerate() {
             if last.is_some_and(|prev| self.domain.reverses(prev, successor.action)) {
                 continue;

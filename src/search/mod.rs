@@ -20,7 +20,9 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::time::Duration;
 
-pub use budget::{Budget, CHECK_INTERVAL, CancelFlag, Limits, Progress, ProgressSink};
+pub use budget::{
+    Budget, CHECK_INTERVAL, CancelFlag, Interrupt, Limits, POLL_WORK, Progress, ProgressSink,
+};
 
 /// Path cost and heuristic values. Unit moves on the puzzles we serve.
 pub type Cost = u32;
@@ -180,6 +182,28 @@ pub enum Stop {
     MemoryLimit,
 }
 
+impl Stop {
+    /// A nonzero byte per stop, for [`Interrupt`]'s shared latch.
+    fn code(self) -> u8 {
+        match self {
+            Stop::Cancelled => 1,
+            Stop::NodeLimit => 2,
+            Stop::TimeLimit => 3,
+            Stop::MemoryLimit => 4,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Stop> {
+        match code {
+            1 => Some(Stop::Cancelled),
+            2 => Some(Stop::NodeLimit),
+            3 => Some(Stop::TimeLimit),
+            4 => Some(Stop::MemoryLimit),
+            _ => None,
+        }
+    }
+}
+
 /// How a search ended. "No solution" is an outcome, not an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome<A> {
@@ -233,7 +257,15 @@ pub fn solve<D: Domain>(
             Algorithm::FeatureSpace { advice } => fess::search(domain, advice, budget),
         }
     };
+    // The engines stop after any expansion the interrupt cut short; this makes sure no
+    // verdict drawn after one survives: a truncated expansion proves nothing.
+    let interrupted = budget.cut_short().err();
+    let outcome = match (outcome, interrupted) {
+        (Outcome::Unsolvable | Outcome::GaveUp, Some(stop)) => Outcome::Stopped(stop),
+        (outcome, _) => outcome,
+    };
     let proved_optimal = matches!(outcome, Outcome::Solved(_))
+        && interrupted.is_none()
         && algorithm.guarantees_optimal()
         && domain.admissible();
     Report {

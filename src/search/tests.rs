@@ -353,6 +353,94 @@ fn costly_expansions_are_checked_more_often() {
     );
 }
 
+/// A maze whose `trip_at`-th expansion is cut short by its interrupt (a cancel seen
+/// mid-expansion): it returns no children, as a long Sokoban expansion does.
+struct TruncatedMaze {
+    maze: Maze,
+    interrupt: Interrupt,
+    cancel: CancelFlag,
+    expansions: std::cell::Cell<u64>,
+    trip_at: u64,
+}
+
+impl Domain for TruncatedMaze {
+    type State = (i32, i32);
+    type Key = (i32, i32);
+    type Action = Step;
+    fn initial_state(&self) -> (i32, i32) {
+        self.maze.initial_state()
+    }
+    fn is_goal(&self, s: &(i32, i32)) -> bool {
+        self.maze.is_goal(s)
+    }
+    fn key(&self, s: &(i32, i32)) -> (i32, i32) {
+        *s
+    }
+    fn expand(&self, s: &(i32, i32), out: &mut Vec<Successor<(i32, i32), Step>>) {
+        self.expansions.set(self.expansions.get() + 1);
+        if self.expansions.get() == self.trip_at {
+            self.cancel.cancel();
+        }
+        if self.interrupt.check().is_err() {
+            return;
+        }
+        self.maze.expand(s, out);
+    }
+    fn estimate(&self, s: &(i32, i32)) -> Option<Cost> {
+        self.maze.estimate(s)
+    }
+}
+
+#[test]
+fn a_truncated_expansion_stops_the_search_and_proves_nothing() {
+    for rows in [ROOMS, WALLED_OFF] {
+        for algorithm in ALL {
+            let cancel = CancelFlag::new();
+            let mut budget = Budget::new(Limits::default(), cancel.clone());
+            let maze = TruncatedMaze {
+                maze: Maze::parse(rows),
+                interrupt: budget.interrupt(),
+                cancel,
+                expansions: std::cell::Cell::new(0),
+                trip_at: 3,
+            };
+            let report = solve(&maze, algorithm, &mut budget);
+            // Without the engine's check the childless expansion would empty the
+            // frontier: `Unsolvable` (or `GaveUp`) from a search that saw a third of it.
+            assert_eq!(
+                report.outcome,
+                Outcome::Stopped(Stop::Cancelled),
+                "{algorithm:?}"
+            );
+            assert_eq!(report.stats.nodes_expanded, 3, "{algorithm:?}");
+            assert!(!report.proved_optimal);
+        }
+    }
+}
+
+#[test]
+fn an_interrupt_polls_the_clock_every_few_thousand_steps_and_keeps_its_first_stop() {
+    let cancel = CancelFlag::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let interrupt = Interrupt::new(cancel.clone(), Some(deadline), Some(1000));
+    assert_eq!(interrupt.poll(1), Ok(()));
+    cancel.cancel();
+    // Seen at the next real check, within POLL_WORK steps.
+    let steps = (0..=POLL_WORK).position(|_| interrupt.poll(1).is_err());
+    assert!(steps.is_some_and(|n| n < POLL_WORK as usize), "{steps:?}");
+    // Every clone sees the first stop, whatever else happens since.
+    let clone = interrupt.clone();
+    assert_eq!(clone.check_holding(2000), Err(Stop::Cancelled));
+    assert_eq!(clone.tripped(), Some(Stop::Cancelled));
+    let memory = Interrupt::new(CancelFlag::new(), None, Some(1000));
+    assert_eq!(memory.poll_holding(POLL_WORK, || 999), Ok(()));
+    assert_eq!(
+        memory.poll_holding(POLL_WORK, || 1001),
+        Err(Stop::MemoryLimit)
+    );
+    assert_eq!(Interrupt::never().check_holding(u64::MAX), Ok(()));
+}
+
 #[test]
 fn memory_cap_stops_graph_searches() {
     let maze = Maze::parse(ROOMS);

@@ -2,6 +2,7 @@
 //! densely, their neighbours, push distances to every goal and the dead squares.
 
 use super::{Direction, Level};
+use crate::search::{Interrupt, Stop};
 
 /// No square: a wall, or off the player's area.
 pub const NONE: u16 = u16::MAX;
@@ -36,7 +37,18 @@ pub struct Board {
 }
 
 impl Board {
+    /// [`Board::build`] without limits.
     pub fn new(level: &Level) -> Board {
+        match Board::build(level, &Interrupt::never()) {
+            Ok(board) => board,
+            Err(stop) => unreachable!("an interrupt that never trips stopped: {stop:?}"),
+        }
+    }
+
+    /// Compiles `level`, polling `interrupt` in the per-goal and per-round loops (a big
+    /// open level has hundreds of goals over thousands of squares); its memory cap
+    /// counts the distance table.
+    pub fn build(level: &Level, interrupt: &Interrupt) -> Result<Board, Stop> {
         // The player's area, walking through boxes: nothing outside it can ever move.
         let n_cells = level.rows() * level.cols();
         let mut square_of = vec![NONE; n_cells];
@@ -84,31 +96,38 @@ impl Board {
             start_player: 0,
             stranded,
         };
-        board.distance = board.push_distances();
-        board.layer = board.packing_layers();
         let n = board.n_squares();
+        let distance_bytes = (n * board.goals.len() * size_of::<u16>()) as u64;
+        interrupt.check_holding(distance_bytes)?;
+        board.distance = board.push_distances(interrupt)?;
+        board.layer = board.packing_layers(interrupt)?;
+        let goals = board.goals.len() as u32;
         board.dead = (0..n)
-            .map(|s| (0..board.goals.len()).all(|g| board.distance(g, s as u16) == UNREACHABLE))
-            .collect();
-        board
+            .map(|s| {
+                interrupt.poll(goals)?;
+                Ok((0..board.goals.len()).all(|g| board.distance(g, s as u16) == UNREACHABLE))
+            })
+            .collect::<Result<_, Stop>>()?;
+        Ok(board)
     }
 
     /// Breadth-first pulls from every goal (see [`Board::pull_from`]), stored square by
     /// square: the matching reads one square's distances to all goals at a time.
-    fn push_distances(&self) -> Vec<u16> {
+    fn push_distances(&self, interrupt: &Interrupt) -> Result<Vec<u16>, Stop> {
         let n = self.n_squares();
         let goals = self.goals.len();
         let mut distance = vec![UNREACHABLE; goals * n];
         let mut row = vec![UNREACHABLE; n];
         let mut queue = Vec::with_capacity(n);
         for (g, &goal) in self.goals.iter().enumerate() {
+            interrupt.poll(4 * n as u32)?;
             row.fill(UNREACHABLE);
             self.pull_from(goal, NONE, &mut row, &mut queue);
             for (s, &d) in row.iter().enumerate() {
                 distance[s * goals + g] = d;
             }
         }
-        distance
+        Ok(distance)
     }
 
     /// Pushes from each square to `goal` on a board empty but for a box on `blocked`
@@ -144,7 +163,7 @@ impl Board {
     /// the areas (goals taken as walls) that hold the player or a box off its goal at
     /// the start, never in a pocket of a goal room, which it reaches only as the goals
     /// around it empty.
-    fn packing_layers(&self) -> Vec<u16> {
+    fn packing_layers(&self, interrupt: &Interrupt) -> Result<Vec<u16>, Stop> {
         let n = self.n_squares();
         let sources = self.source_areas();
         let mut filled = self.goal.clone();
@@ -152,6 +171,7 @@ impl Board {
         let mut reached = vec![false; n];
         let mut queue: Vec<u16> = Vec::with_capacity(n);
         for round in 0.. {
+            interrupt.poll(4 * (n + self.goals.len()) as u32)?;
             reached.copy_from_slice(&sources);
             queue.clear();
             queue.extend((0..n as u16).filter(|&s| sources[s as usize]));
@@ -186,7 +206,7 @@ impl Board {
             .iter_mut()
             .filter(|l| **l == u16::MAX)
             .for_each(|l| *l = deepest);
-        layer
+        Ok(layer)
     }
 
     /// The squares of the areas the floor falls into with the goals walled off that
@@ -249,6 +269,17 @@ impl Board {
                 }
             }
         }
+    }
+
+    /// Heap bytes of the board's tables, the push distances above all (squares ×
+    /// goals): on the largest levels they count against a job's memory cap.
+    pub fn table_bytes(&self) -> usize {
+        self.cells.len() * size_of::<usize>()
+            + self.square_of.len() * size_of::<u16>()
+            + self.neighbours.len() * size_of::<[u16; 4]>()
+            + (self.goal.len() + self.dead.len())
+            + (self.goals.len() + self.layer.len() + self.start_boxes.len()) * size_of::<u16>()
+            + self.distance.len() * size_of::<u16>()
     }
 
     pub fn n_squares(&self) -> usize {

@@ -253,9 +253,16 @@ impl Domain for BoxMoveDomain {
         // Lent out while the walks' children are finished with the rest of `scratch`.
         let list = std::mem::take(&mut scratch.box_list);
         let region = std::mem::take(&mut scratch.region);
+        // One box's walk visits up to four nodes per square, each landing a child: on
+        // a big open level one expansion makes millions, so it polls per box and child.
+        let walk_work = 4 * board.n_squares() as u32;
+        let mut cut_short = false;
         for (row, &from) in list.iter().enumerate() {
             if only_corral && !scratch.corrals.boxes().contains(&from) {
                 continue;
+            }
+            if cut_short || self.pushes.interrupt().poll(walk_work).is_err() {
+                break;
             }
             walk.run(
                 board,
@@ -269,6 +276,10 @@ impl Domain for BoxMoveDomain {
                      player,
                      areas: (around, split),
                  }| {
+                    if self.pushes.poll_child(out.len()).is_err() {
+                        cut_short = true;
+                        return false;
+                    }
                     let mut boxes = state.boxes.clone();
                     flip(&mut boxes, from);
                     flip(&mut boxes, to);

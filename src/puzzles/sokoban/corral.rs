@@ -11,6 +11,7 @@ use super::Direction;
 use super::board::{Board, NONE};
 use super::corral_deadlock::CorralSearch;
 use super::domain::{Flood, has_box};
+use crate::search::Interrupt;
 
 /// What the corral analysis allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,14 +51,16 @@ impl Corrals {
 
     /// Looks at every corral of `boxes`, given the player's `region` (filled already,
     /// from `player`): with `tests.pi_pruning` picks the PI-corral with the fewest legal
-    /// pushes, with `tests.deadlock_search` tries each corral for a deadlock.
+    /// pushes, with `tests.deadlock_search` tries each corral for a deadlock. Polls
+    /// `interrupt` per corral; cut short, it says [`Verdict::AllPushes`] (the caller
+    /// must look at the interrupt).
     pub fn analyse(
         &mut self,
         board: &Board,
         boxes: &[u64],
-        region: &Flood,
-        player: u16,
+        (region, player): (&Flood, u16),
         tests: CorralTests,
+        interrupt: &Interrupt,
     ) -> Verdict {
         let n = board.n_squares();
         if self.stamp.len() != n || self.generation == u32::MAX {
@@ -89,10 +92,13 @@ impl Corrals {
                     }
                 }
             }
+            if interrupt.poll(self.queue.len() as u32).is_err() {
+                return Verdict::AllPushes;
+            }
             if !unfinished {
                 continue;
             }
-            if tests.deadlock_search && self.proved_dead(board, boxes, player) {
+            if tests.deadlock_search && self.proved_dead(board, boxes, player, interrupt) {
                 return Verdict::Deadlock;
             }
             if !tests.pi_pruning {
@@ -116,7 +122,13 @@ impl Corrals {
     }
 
     /// Whether [`CorralSearch`] proves the corral in `queue` dead.
-    fn proved_dead(&mut self, board: &Board, boxes: &[u64], player: u16) -> bool {
+    fn proved_dead(
+        &mut self,
+        board: &Board,
+        boxes: &[u64],
+        player: u16,
+        interrupt: &Interrupt,
+    ) -> bool {
         self.members.clear();
         self.interior.clear();
         for &square in &self.queue {
@@ -126,8 +138,9 @@ impl Corrals {
                 self.interior.push(square);
             }
         }
+        let corral = (&self.members[..], &self.interior[..]);
         self.search
-            .is_deadlock(board, &self.members, &self.interior, player, boxes.len())
+            .is_deadlock(board, corral, player, boxes.len(), interrupt)
     }
 
     /// For the corral in `queue`: `None` if a box of it can be pushed out into the

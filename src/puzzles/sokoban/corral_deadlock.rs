@@ -15,6 +15,7 @@ use super::Direction;
 use super::board::{Board, NONE};
 use super::deadlock::freeze_deadlock;
 use super::domain::{BoxSet, Flood, flip, has_box, squares};
+use crate::search::{Interrupt, Stop};
 
 /// Positions one corral search may visit before it gives up and says "not proved".
 const NODE_LIMIT: usize = 400;
@@ -40,14 +41,15 @@ pub struct CorralSearch {
 impl CorralSearch {
     /// Whether the corral made of `boxes` (its boxes, among `words` bitset words)
     /// around the empty squares `interior` can be proved never to open nor finish,
-    /// the player standing on `player` outside it.
+    /// the player standing on `player` outside it. A search the interrupt cuts short
+    /// proves nothing and is not cached.
     pub fn is_deadlock(
         &mut self,
         board: &Board,
-        boxes: &[u16],
-        interior: &[u16],
+        (boxes, interior): (&[u16], &[u16]),
         player: u16,
         words: usize,
+        interrupt: &Interrupt,
     ) -> bool {
         if boxes.len() > MAX_BOXES || interior.is_empty() {
             return false;
@@ -63,7 +65,9 @@ impl CorralSearch {
         }
         self.interior.clear();
         self.interior.extend_from_slice(interior);
-        let dead = self.exhausts(board, &key);
+        let Ok(dead) = self.exhausts(board, &key, interrupt) else {
+            return false;
+        };
         if self.verdicts.len() >= CACHE_LIMIT {
             self.verdicts.clear();
         }
@@ -73,7 +77,12 @@ impl CorralSearch {
 
     /// Breadth-first over the corral's pushes from `start`: true when every position
     /// was seen without the corral opening or filling, within the node limit.
-    fn exhausts(&mut self, board: &Board, start: &Key) -> bool {
+    fn exhausts(
+        &mut self,
+        board: &Board,
+        start: &Key,
+        interrupt: &Interrupt,
+    ) -> Result<bool, Stop> {
         self.seen.clear();
         self.queue.clear();
         self.seen.insert(start.clone());
@@ -81,13 +90,14 @@ impl CorralSearch {
         let mut next = 0;
         while next < self.queue.len() {
             if next >= NODE_LIMIT {
-                return false;
+                return Ok(false);
             }
+            interrupt.poll(board.n_squares() as u32)?;
             let (boxes, player) = self.queue[next].clone();
             next += 1;
             self.flood.fill(board, &boxes, player);
             if self.interior.iter().any(|&s| self.flood.reached(s)) {
-                return false;
+                return Ok(false);
             }
             for square in squares(&boxes).collect::<smallvec::SmallVec<[u16; 16]>>() {
                 for direction in Direction::ALL {
@@ -108,7 +118,7 @@ impl CorralSearch {
                         continue;
                     }
                     if squares(&pushed).all(|b| board.is_goal(b)) {
-                        return false;
+                        return Ok(false);
                     }
                     let area = self.normalise.fill(board, &pushed, square);
                     let key = (pushed, area);
@@ -118,6 +128,6 @@ impl CorralSearch {
                 }
             }
         }
-        true
+        Ok(true)
     }
 }

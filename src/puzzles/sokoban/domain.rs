@@ -13,7 +13,7 @@ use super::deadlock::freeze_deadlock;
 use super::hotspots::Hotspots;
 use super::matching::{FORBIDDEN, Hungarian};
 use super::{Direction, Level};
-use crate::search::{Cost, Domain, Features, Successor};
+use crate::search::{Cost, Domain, Features, Interrupt, Successor};
 
 /// Boxes as a bitset over squares.
 pub type BoxSet = SmallVec<[u64; 4]>;
@@ -226,11 +226,33 @@ pub struct SokobanDomain {
     scratch: RefCell<Scratch>,
     /// Built on first use: only the feature-space search asks for it.
     hotspots: OnceCell<Option<Hotspots>>,
+    /// Polled inside expansions, which on big levels are long (a matching over
+    /// hundreds of boxes per child). A tripped interrupt cuts the expansion short;
+    /// the engine sees it ([`crate::search::Budget::cut_short`]) and stops.
+    interrupt: Interrupt,
+    /// Inner-loop steps one child costs, roughly: the matching's repair (boxes²) and
+    /// the player's flood (squares).
+    child_work: u32,
+    /// Heap bytes a state owns: a bitset too big to sit inline, plus the allocator's
+    /// bookkeeping for it.
+    state_heap_bytes: usize,
 }
 
 impl SokobanDomain {
+    /// The domain on `level` without limits (tests, tools).
     pub fn new(level: &Level, techniques: Techniques) -> SokobanDomain {
-        let board = Board::new(level);
+        SokobanDomain::on_board(Board::new(level), techniques, Interrupt::never())
+    }
+
+    /// The domain on a compiled board, its expansions polling `interrupt` (the
+    /// search's, from [`crate::search::Budget::interrupt`]).
+    pub fn on_board(board: Board, techniques: Techniques, interrupt: Interrupt) -> SokobanDomain {
+        let n_boxes = board.n_boxes();
+        let child_work = u32::try_from(n_boxes * n_boxes + board.n_squares()).unwrap_or(u32::MAX);
+        let state_heap_bytes = match words(&board) {
+            n if n > 4 => n * 8 + 16,
+            _ => 0,
+        };
         let mut goal_bits = vec![0; words(&board)].into_boxed_slice();
         for &goal in board.goals() {
             flip(&mut goal_bits, goal);
@@ -241,7 +263,25 @@ impl SokobanDomain {
             goal_bits,
             scratch: RefCell::new(Scratch::default()),
             hotspots: OnceCell::new(),
+            interrupt,
+            child_work,
+            state_heap_bytes,
         }
+    }
+
+    pub(super) fn interrupt(&self) -> &Interrupt {
+        &self.interrupt
+    }
+
+    /// Polls the interrupt once per child made, the board's tables and the `children`
+    /// already made counting against the memory cap (one expansion of a big level can
+    /// make millions); `Err` when the expansion must end now.
+    #[inline]
+    pub(super) fn poll_child(&self, children: usize) -> Result<(), crate::search::Stop> {
+        self.interrupt.poll_holding(self.child_work, || {
+            let each = size_of::<Successor<State, Push>>() + self.state_heap_bytes;
+            (self.board.table_bytes() + children * each) as u64
+        })
     }
 
     pub fn board(&self) -> &Board {
@@ -260,7 +300,8 @@ impl SokobanDomain {
     /// The lower bound for `boxes`, listed in `list` but with one of them moved when
     /// `moved` is `(row, square)`; `None` when the boxes cannot all reach distinct
     /// goals. With the matching bound, a moved box re-solves incrementally from the
-    /// last full solve.
+    /// last full solve. A full solve cut short by the interrupt says `None` too: the
+    /// engine, seeing the interrupt tripped, stops before using it.
     pub(super) fn lower_bound(
         &self,
         hungarian: &mut Hungarian,
@@ -273,9 +314,9 @@ impl SokobanDomain {
             _ => list[b],
         };
         let total = match (self.techniques.bound, moved) {
-            (Bound::Matching, None) => {
-                hungarian.solve(list.len(), |b, g| self.cost(square(b), g))?
-            }
+            (Bound::Matching, None) => hungarian
+                .solve(list.len(), |b, g| self.cost(square(b), g), &self.interrupt)
+                .ok()??,
             (Bound::Matching, Some((row, _))) => {
                 hungarian.resolve_row(list.len(), row, |b, g| self.cost(square(b), g))?
             }
@@ -311,12 +352,20 @@ impl SokobanDomain {
             deadlock_search: self.techniques.corral_deadlocks,
         };
         let verdict = if tests.pi_pruning || tests.deadlock_search {
-            scratch
-                .corrals
-                .analyse(board, &state.boxes, &scratch.region, state.player, tests)
+            scratch.corrals.analyse(
+                board,
+                &state.boxes,
+                (&scratch.region, state.player),
+                tests,
+                &self.interrupt,
+            )
         } else {
             Verdict::AllPushes
         };
+        // A corral analysis cut short proves nothing; nor will this expansion.
+        if self.interrupt.tripped().is_some() {
+            return None;
+        }
         let only_corral = match verdict {
             Verdict::Deadlock => return None,
             Verdict::OnlyCorral => true,
@@ -365,7 +414,11 @@ impl SokobanDomain {
         let table = self
             .techniques
             .hotspots
-            .then(|| self.hotspots.get_or_init(|| Hotspots::new(board)));
+            // A build cut short leaves no table; the search stops at once anyway.
+            .then(|| {
+                self.hotspots
+                    .get_or_init(|| Hotspots::new(board, &self.interrupt).ok().flatten())
+            });
         let hotspots = match table.and_then(Option::as_ref) {
             Some(hotspots) => {
                 scratch.loose.clear();
@@ -437,7 +490,7 @@ impl Domain for SokobanDomain {
             return;
         };
         let list = std::mem::take(&mut scratch.box_list);
-        for (row, &square) in list.iter().enumerate() {
+        'boxes: for (row, &square) in list.iter().enumerate() {
             if only_corral && !scratch.corrals.boxes().contains(&square) {
                 continue;
             }
@@ -449,6 +502,9 @@ impl Domain for SokobanDomain {
                 let from = board.neighbour(square, direction.opposite());
                 if from == NONE || !scratch.region.reached(from) {
                     continue;
+                }
+                if self.poll_child(out.len()).is_err() {
+                    break 'boxes;
                 }
                 let mut boxes = state.boxes.clone();
                 flip(&mut boxes, square);
@@ -502,10 +558,6 @@ impl Domain for SokobanDomain {
     }
 
     fn state_heap_bytes(&self) -> usize {
-        // A bitset too big to sit inline, plus the allocator's bookkeeping for it.
-        match words(&self.board) {
-            n if n > 4 => n * 8 + 16,
-            _ => 0,
-        }
+        self.state_heap_bytes
     }
 }

@@ -3,6 +3,7 @@
 //! with the square free. Moving hotspots aside opens the way for the others.
 
 use super::board::{Board, UNREACHABLE};
+use crate::search::{Interrupt, Stop};
 
 /// Boards larger than this (squares² × goals) get no hotspot table: building it would
 /// cost more than a small level's whole search.
@@ -17,13 +18,15 @@ pub struct Hotspots {
 }
 
 impl Hotspots {
-    /// `None` for boards too large to tabulate (see [`MAX_WORK`]).
-    pub fn new(board: &Board) -> Option<Hotspots> {
+    /// `None` for boards too large to tabulate (see [`MAX_WORK`]); polls `interrupt`
+    /// per blocker square.
+    pub fn new(board: &Board, interrupt: &Interrupt) -> Result<Option<Hotspots>, Stop> {
         let n = board.n_squares();
         let goals = board.goals();
         if n * n * goals.len().max(1) > MAX_WORK {
-            return None;
+            return Ok(None);
         }
+        let blocker_work = (n * goals.len().max(1)) as u32;
         let reachable = |distance: &dyn Fn(usize) -> u16| {
             (0..goals.len())
                 .filter(|&g| distance(g) != UNREACHABLE)
@@ -39,6 +42,7 @@ impl Hotspots {
             if board.is_goal(blocker) || board.is_dead(blocker) {
                 continue;
             }
+            interrupt.poll(blocker_work)?;
             rows.fill(UNREACHABLE);
             for (g, &goal) in goals.iter().enumerate() {
                 board.pull_from(goal, blocker, &mut rows[g * n..(g + 1) * n], &mut queue);
@@ -54,7 +58,7 @@ impl Hotspots {
                 }
             }
         }
-        Some(Hotspots { n, blocks })
+        Ok(Some(Hotspots { n, blocks }))
     }
 
     /// Whether a box on `blocker` cuts a box on `square` off from some goal.

@@ -2,6 +2,8 @@
 //! the lower bound of the Sokoban search. A square with no path to a goal costs
 //! [`FORBIDDEN`]; a matching that needs one proves a bipartite deadlock.
 
+use crate::search::{Interrupt, Stop};
+
 /// Cost of an impossible pair, above any sum of real push distances.
 pub const FORBIDDEN: i64 = 1 << 32;
 
@@ -24,8 +26,16 @@ pub struct Hungarian {
 
 impl Hungarian {
     /// The cheapest assignment of `n` rows to `n` columns under `cost(row, col)`, or
-    /// `None` when every perfect assignment uses a [`FORBIDDEN`] pair.
-    pub fn solve(&mut self, n: usize, cost: impl Fn(usize, usize) -> i64) -> Option<i64> {
+    /// `None` when every perfect assignment uses a [`FORBIDDEN`] pair. O(n³): with
+    /// hundreds of boxes that is long, so `interrupt` is polled once per row, and an
+    /// `Err` leaves the solver without a base for [`Hungarian::resolve_row`].
+    pub fn solve(
+        &mut self,
+        n: usize,
+        cost: impl Fn(usize, usize) -> i64,
+        interrupt: &Interrupt,
+    ) -> Result<Option<i64>, Stop> {
+        let row_work = u32::try_from(n * n).unwrap_or(u32::MAX);
         for buffer in [&mut self.u, &mut self.v] {
             buffer.clear();
             buffer.resize(n + 1, 0);
@@ -33,12 +43,13 @@ impl Hungarian {
         self.owner.clear();
         self.owner.resize(n + 1, 0);
         for row in 1..=n {
+            interrupt.poll(row_work)?;
             self.augment(n, row, &cost);
         }
         self.base_u.clone_from(&self.u);
         self.base_v.clone_from(&self.v);
         self.base_owner.clone_from(&self.owner);
-        self.total(n, &cost)
+        Ok(self.total(n, &cost))
     }
 
     /// The optimum when only `row`'s costs differ from those of the last
@@ -160,7 +171,8 @@ mod tests {
             let mut costs: Vec<Vec<i64>> =
                 cells.chunks(n).map(|r| r.iter().map(|&v| cost(v)).collect()).collect();
             let mut hungarian = Hungarian::default();
-            proptest::prop_assert_eq!(hungarian.solve(n, |r, c| costs[r][c]), brute(&costs));
+            let solved = hungarian.solve(n, |r, c| costs[r][c], &Interrupt::never());
+            proptest::prop_assert_eq!(solved, Ok(brute(&costs)));
             costs[row] = changed.iter().map(|&v| cost(v)).collect();
             proptest::prop_assert_eq!(hungarian.resolve_row(n, row, |r, c| costs[r][c]), brute(&costs));
         }

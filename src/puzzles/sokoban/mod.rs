@@ -30,19 +30,19 @@ pub use replay::{Replay, Snapshots, count_pushes, replay};
 
 use crate::search::{self, Algorithm, Budget, Outcome, Report, Solution};
 
-/// Runs `algorithm` on `level`, over single pushes or, when `techniques.box_moves`
-/// says so, over box moves; either way the plan comes back as pushes, with the board
-/// that [`plan::lurd`] walks them on.
+/// Runs `algorithm` on the compiled level `board` ([`Board::build`], once per job:
+/// each search takes a copy), over single pushes or, when `techniques.box_moves` says
+/// so, over box moves; either way the plan comes back as pushes, for [`plan::lurd`] to
+/// walk on the board. The domain polls the budget's interrupt inside its expansions.
 pub fn solve(
-    level: &Level,
+    board: Board,
     techniques: Techniques,
     algorithm: Algorithm,
     budget: &mut Budget,
-) -> (Report<Push>, Board) {
-    let pushes = SokobanDomain::new(level, techniques);
+) -> Report<Push> {
+    let pushes = SokobanDomain::on_board(board, techniques, budget.interrupt());
     if !techniques.box_moves {
-        let report = search::solve(&pushes, algorithm, budget);
-        return (report, pushes.board().clone());
+        return search::solve(&pushes, algorithm, budget);
     }
     let moves = BoxMoveDomain::new(pushes);
     let report = search::solve(&moves, algorithm, budget);
@@ -62,12 +62,11 @@ pub fn solve(
         Outcome::GaveUp => Outcome::GaveUp,
         Outcome::Stopped(stop) => Outcome::Stopped(stop),
     };
-    let report = Report {
+    Report {
         outcome,
         stats: report.stats,
         proved_optimal: report.proved_optimal,
-    };
-    (report, moves.board().clone())
+    }
 }
 
 /// Largest board, in rows and columns of the level text.

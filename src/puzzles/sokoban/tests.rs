@@ -467,7 +467,13 @@ fn greedy_search_expands_states_whose_path_it_shortened() {
 /// Runs `algorithm` through [`solve`] with `techniques`; the pushes of the plan after
 /// replaying its LURD, or `None` when the search proved the level unsolvable.
 fn solve_through(lvl: &Level, techniques: Techniques, algorithm: Algorithm) -> Option<usize> {
-    let (report, board) = solve(lvl, techniques, algorithm, &mut Budget::unlimited());
+    let board = Board::new(lvl);
+    let report = solve(
+        board.clone(),
+        techniques,
+        algorithm,
+        &mut Budget::unlimited(),
+    );
     match report.outcome {
         Outcome::Solved(solution) => {
             let text = plan::lurd(&board, &solution.actions).expect("plan");
@@ -605,7 +611,9 @@ fn a_box_in_the_way_of_another_is_a_hotspot() {
     let lvl = level("########\n#@$ $..#\n########");
     let board = Board::new(&lvl);
     let square = |col: usize| board.square(lvl.cols() + col);
-    let hotspots = hotspots::Hotspots::new(&board).expect("a small board gets a table");
+    let hotspots = hotspots::Hotspots::new(&board, &crate::search::Interrupt::never())
+        .expect("never interrupted")
+        .expect("a small board gets a table");
     assert_eq!(hotspots.count(&[square(2), square(4)]), 1);
     assert_eq!(hotspots.count(&[square(3), square(4)]), 2);
     assert_eq!(hotspots.count(&[square(4)]), 0);
