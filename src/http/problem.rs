@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::access::AccessError;
+use super::listener::BodyTimedOut;
 use super::wire::RequestError;
 use crate::jobs::JobError;
 use crate::jobs::service::SubmitError;
@@ -58,6 +59,15 @@ impl Problem {
             format!("no {what}"),
         )
     }
+    /// 413: the request body is (or says it is) over `--max-body-bytes`.
+    pub fn too_large(detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
+            "Request body too large",
+            detail,
+        )
+    }
     pub fn retry_after(mut self, seconds: u64) -> Problem {
         self.retry_after = Some(seconds);
         self
@@ -93,6 +103,9 @@ impl IntoResponse for Problem {
 
 impl From<JsonRejection> for Problem {
     fn from(rejection: JsonRejection) -> Problem {
+        if let Some(timed_out) = cause::<BodyTimedOut>(&rejection) {
+            return Problem::from(timed_out);
+        }
         match rejection {
             JsonRejection::MissingJsonContentType(_) => Problem::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -112,12 +125,9 @@ impl From<JsonRejection> for Problem {
                 "Invalid request",
                 e.body_text(),
             ),
-            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => Problem::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too-large",
-                "Request body too large",
-                other.body_text(),
-            ),
+            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Problem::too_large(other.body_text())
+            }
             other => Problem::new(
                 StatusCode::BAD_REQUEST,
                 "bad-request",
@@ -125,6 +135,31 @@ impl From<JsonRejection> for Problem {
                 other.body_text(),
             ),
         }
+    }
+}
+
+/// The first error of type `E` in `error`'s chain of sources, `error` itself included.
+fn cause<'a, E: std::error::Error + 'static>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a E> {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(found) = error.downcast_ref::<E>() {
+            return Some(found);
+        }
+        next = error.source();
+    }
+    None
+}
+
+impl From<&BodyTimedOut> for Problem {
+    fn from(error: &BodyTimedOut) -> Problem {
+        Problem::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body-timeout",
+            "Request body too slow",
+            error.to_string(),
+        )
     }
 }
 
