@@ -154,7 +154,11 @@ async fn serve_connection(
             }))
         }
     });
-    let connection = http1::Builder::new().serve_connection(io, service);
+    // hyper's own header timeout would also run between requests, cutting kept-alive
+    // connections at the header timeout; the watchdog below times both apart.
+    let connection = http1::Builder::new()
+        .header_read_timeout(None)
+        .serve_connection(io, service);
     let mut connection = pin!(connection);
     let mut stopping = false;
     loop {
