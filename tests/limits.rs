@@ -406,7 +406,7 @@ const SMALL_SOLVE: &str =
 async fn a_half_sent_header_is_closed_within_the_header_timeout() {
     let server = Server::launch(
         &Db::Sqlite.fresh("limits_header").await,
-        &["--header-timeout-ms", "500"],
+        &["--header-timeout-ms", "500", "--ops-bind", "127.0.0.1:0"],
     );
     let timeout = Duration::from_millis(500);
     // Half a request line, and nothing more. Timed from before the connect, which is
@@ -422,7 +422,7 @@ async fn a_half_sent_header_is_closed_within_the_header_timeout() {
 
     // A byte every 100 ms: each one in time, the whole far too slow.
     let mut trickle = connect_from(&server, [127, 0, 0, 1]).await;
-    let header = request("GET", "/healthz", "");
+    let header = request("GET", "/v1/capabilities", "");
     let started = Instant::now();
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     let mut sent_bytes = 0;
@@ -447,17 +447,33 @@ async fn a_half_sent_header_is_closed_within_the_header_timeout() {
     // After a whole request, the next one's header is timed from its first byte, not
     // left to the (default, one minute) idle timeout.
     let mut kept = connect_from(&server, [127, 0, 0, 1]).await;
-    kept.write_all(request("GET", "/healthz", "").as_bytes())
+    kept.write_all(request("GET", "/v1/capabilities", "").as_bytes())
         .await
         .expect("send");
     let (status, _, _) = answer(&mut kept, Instant::now() + Duration::from_secs(5)).await;
     assert_eq!(status, 200);
-    kept.write_all(b"GET /hea").await.expect("send");
+    kept.write_all(b"GET /v1/ca").await.expect("send");
     let sent = Instant::now();
     until_closed(&mut kept, sent + Duration::from_secs(5)).await;
     assert!(sent.elapsed() < timeout + Duration::from_secs(2));
 
-    let (status, _) = get(&server, "/healthz").await;
+    // The operations listener holds the same limits.
+    let ops_address = server
+        .ops_base
+        .as_deref()
+        .expect("an operations listener")
+        .trim_start_matches("http://")
+        .to_string();
+    let connecting = Instant::now();
+    let mut half = TcpStream::connect(&ops_address).await.expect("connect");
+    half.write_all(b"GET /heal").await.expect("send");
+    let said = until_closed(&mut half, connecting + Duration::from_secs(5)).await;
+    let took = connecting.elapsed();
+    assert!(said.is_empty(), "{said}");
+    assert!(took >= timeout - Duration::from_millis(100), "{took:?}");
+    assert!(took < timeout + Duration::from_secs(2), "{took:?}");
+
+    let (status, _) = get(&server, "/v1/capabilities").await;
     assert_eq!(status, 200);
 }
 
