@@ -538,3 +538,39 @@ impl HttpBody for TimedBody {
         self.body.size_hint()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max_connections: usize, max_connections_per_client: usize) -> ConnectionLimits {
+        ConnectionLimits {
+            header_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(1),
+            body_timeout: Duration::from_secs(1),
+            max_connections,
+            max_connections_per_client,
+        }
+    }
+
+    #[test]
+    fn connections_are_counted_per_address_and_in_all_and_given_back() {
+        let open = Arc::new(OpenConnections::default());
+        let limits = limits(3, 2);
+        let a: IpAddr = [192, 0, 2, 1].into();
+        let b: IpAddr = [192, 0, 2, 2].into();
+        // The same client over a dual-stack socket.
+        let a_mapped: IpAddr = "::ffff:192.0.2.1".parse().expect("an address");
+        let first = open.admit(a, &limits).expect("a's first");
+        let _second = open.admit(a_mapped, &limits).expect("a's second");
+        assert!(matches!(open.admit(a, &limits), Err(Refusal::ThisClient)));
+        let third = open.admit(b, &limits).expect("b's first");
+        assert!(matches!(open.admit(b, &limits), Err(Refusal::AllClients)));
+        drop(first);
+        let _again = open.admit(a, &limits).expect("a's slot given back");
+        drop(third);
+        let counts = open.counts.lock().expect("counts");
+        assert_eq!(counts.total, 2);
+        assert_eq!(counts.per_client.get(&b), None, "no entry left for b");
+    }
+}
