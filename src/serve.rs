@@ -193,9 +193,9 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         shutdown_signal().await;
         let deadline = tokio::time::Instant::now() + grace;
         tracing::info!("shutting down: no new jobs; running ones get a grace period");
-        // The API answers through the grace period (503 to new jobs); then event streams
-        // and long polls end, and the connections close by the grace period's end,
-        // whatever their clients do.
+        // Event streams and long polls end at once; other requests are answered while
+        // running jobs have their grace period (503 to new jobs). Then the listener stops,
+        // and the connections close by the grace period's end, whatever their clients do.
         stopping.shutdown().await;
         deadline.max(tokio::time::Instant::now() + LAST_ANSWERS)
     })
@@ -206,8 +206,8 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Once the jobs have stopped, at least this long for the answers it ended (event
-/// streams, long polls) to be written, even past the grace period.
+/// Once the jobs have stopped, at least this long for the answers in flight to be
+/// written, even when stopping the jobs took the whole grace period.
 const LAST_ANSWERS: Duration = Duration::from_millis(200);
 
 /// The connection limits of every listener, from `serve`'s flags.
