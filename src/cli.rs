@@ -85,6 +85,24 @@ pub struct ServeArgs {
     /// Largest request body; a larger one is refused with 413
     #[arg(long, env = "PUZZLED_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
     pub max_body_bytes: usize,
+    /// A connection's request headers must be in within this of its accept (or of the
+    /// first byte of a later request on it); else the connection is closed
+    #[arg(long, env = "PUZZLED_HEADER_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_ms: u64,
+    /// A kept-alive connection with no request in flight is closed after this long
+    /// (event streams and long polls are requests in flight)
+    #[arg(long, env = "PUZZLED_IDLE_TIMEOUT_MS", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_ms: u64,
+    /// A request body must arrive in full within this of its headers; else 408
+    #[arg(long, env = "PUZZLED_BODY_TIMEOUT_MS", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout_ms: u64,
+    /// Open connections, all clients together (on each listener); more are closed at once.
+    /// Keep it below the process's descriptor limit (`ulimit -n`)
+    #[arg(long, env = "PUZZLED_MAX_CONNECTIONS", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: u64,
+    /// Open connections from one IP address (on each listener); more are closed at once
+    #[arg(long, env = "PUZZLED_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_client: u64,
     /// Most cells of a sliding board (8x8 = 64 is the most the solver takes); more is 422
     #[arg(long, env = "PUZZLED_MAX_BOARD_CELLS", default_value_t = 64)]
     pub max_board_cells: u64,

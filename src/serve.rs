@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::cli::ServeArgs;
 use crate::http::access::{Access, ApiKeys, KeysError};
+use crate::http::listener::{self, ConnectionLimits};
 use crate::http::rate_limit::RateLimiter;
 use crate::http::{self, AppState, Caps, Operations};
 use crate::jobs::TableStore;
@@ -169,15 +170,17 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         metrics,
         access,
     });
+    let limits = connection_limits(&args);
     if let Some(ops_listener) = ops_listener {
         let operations = http::operations_router(Arc::clone(&state));
         // Aborted with the other background tasks once the API has stopped, so that
-        // /readyz answers 503 through the shutdown.
-        background.push(tokio::spawn(async move {
-            if let Err(error) = axum::serve(ops_listener, operations).await {
-                tracing::error!(%error, "the operations listener stopped");
-            }
-        }));
+        // /readyz answers 503 through the shutdown; the abort closes its connections.
+        background.push(tokio::spawn(listener::serve(
+            ops_listener,
+            operations,
+            limits,
+            std::future::pending(),
+        )));
     }
     tokio::spawn(evict_idle_callers(Arc::clone(&state)));
     let app = match (args.role, ops_address) {
@@ -186,21 +189,38 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         (Role::All | Role::Api, Some(_)) => http::router(state, Operations::Elsewhere),
     };
     let stopping = Arc::clone(&service);
-    // The peer's address names the client for request rates and the per-client queue
-    // limit when the service has no API keys.
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            tracing::info!("shutting down: no new jobs; running ones get a grace period");
-            stopping.shutdown().await;
-        })
-        .await
-        .map_err(ServeError::Server)?;
+    let grace = Duration::from_millis(args.shutdown_grace_ms);
+    listener::serve(listener, app, limits, async move {
+        shutdown_signal().await;
+        let deadline = tokio::time::Instant::now() + grace;
+        tracing::info!("shutting down: no new jobs; running ones get a grace period");
+        // Event streams and long polls end at once; other requests are answered while
+        // running jobs have their grace period (503 to new jobs). Then the listener stops,
+        // and the connections close by the grace period's end, whatever their clients do.
+        stopping.shutdown().await;
+        deadline.max(tokio::time::Instant::now() + LAST_ANSWERS)
+    })
+    .await;
     for task in background {
         task.abort();
     }
     Ok(())
+}
+
+/// Once the jobs have stopped, at least this long for the answers in flight to be
+/// written, even when stopping the jobs took the whole grace period.
+const LAST_ANSWERS: Duration = Duration::from_millis(200);
+
+/// The connection limits of every listener, from `serve`'s flags.
+fn connection_limits(args: &ServeArgs) -> ConnectionLimits {
+    ConnectionLimits {
+        header_timeout: Duration::from_millis(args.header_timeout_ms),
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        body_timeout: Duration::from_millis(args.body_timeout_ms),
+        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+        max_connections_per_client: usize::try_from(args.max_connections_per_client)
+            .unwrap_or(usize::MAX),
+    }
 }
 
 async fn bind(address: &str) -> Result<tokio::net::TcpListener, ServeError> {

@@ -1,6 +1,7 @@
 //! Faults injected into the real service, on SQLite and on PostgreSQL: SIGKILL of the
 //! server (and of a worker process) at random moments of a 500-job run, the job database
-//! unavailable for a while, and what comes back afterwards. Randomness is seeded
+//! unavailable for a while, and what comes back afterwards; and SIGTERM with clients
+//! that never finish their requests. Randomness is seeded
 //! (`PUZZLED_FAULT_SEED`, default 7) so a failure reproduces; every wait polls against a
 //! deadline. `cargo test --test faults -- --nocapture` prints each run's figures.
 
@@ -15,6 +16,8 @@ use common::{Db, Server, TestStore, client, conforming, get, post};
 use puzzled::http::wire::ValidateRequest;
 use serde_json::{Value, json};
 use sqlx::{AnyPool, Connection, Executor, Row};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 const JOBS: usize = 500;
@@ -488,7 +491,7 @@ async fn the_database_away_for_a_while_means_503_then_recovery(db: Db) {
     let (mut outage, reached_through) = Outage::prepare(db, &store).await;
     let server = Server::launch(&reached_through, &["--lease-ms", "2000"]);
     // Accepted before the outage: a search that runs across it.
-    let (status, job, _) = post(&server, "/v1/jobs", long_job(3_000_000)).await;
+    let (status, job, _) = post(&server, "/v1/jobs", long_job(20_000_000)).await;
     assert_eq!(status, 202);
     let running = job["id"].as_str().expect("id").to_string();
     let _ = common::stream_until_progress(&server, &running).await;
@@ -589,3 +592,63 @@ on_both_stores!(
     every_accepted_job_ends_once_whatever_is_killed_when,
     the_database_away_for_a_while_means_503_then_recovery,
 );
+
+/// Clients that sent half a request, or a request whose body never comes, do not hold
+/// the process past the grace period: SIGTERM ends it within the grace period and a
+/// second whatever they do. The store plays no part, so SQLite alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_do_not_hold_sigterm_past_the_grace_period() {
+    let grace = Duration::from_millis(2000);
+    let mut server = Server::launch(
+        &Db::Sqlite.fresh("faults_stray").await,
+        &["--shutdown-grace-ms", "2000"],
+    );
+    let address = server.base.trim_start_matches("http://").to_string();
+    // Half a request line (the header timeout is 10 s, the body timeout 30 s).
+    let mut half_header = TcpStream::connect(&address).await.expect("connect");
+    half_header.write_all(b"GET /heal").await.expect("send");
+    let mut half_body = TcpStream::connect(&address).await.expect("connect");
+    half_body
+        .write_all(b"POST /v1/solve HTTP/1.1\r\nHost: puzzled\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        .await
+        .expect("send");
+    // Connections are accepted in order: an answer on a later one means both are open in
+    // the server.
+    let ready = client()
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(ready.status().as_u16(), 200);
+
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(term.success());
+    let signalled = Instant::now();
+    let mut poll = tokio::time::interval(Duration::from_millis(20));
+    let exit = loop {
+        if let Some(exit) = server.child.try_wait().expect("wait") {
+            break exit;
+        }
+        assert!(
+            signalled.elapsed() < grace + Duration::from_secs(10),
+            "the server is still running {:?} after SIGTERM",
+            signalled.elapsed()
+        );
+        poll.tick().await;
+    };
+    let took = signalled.elapsed();
+    eprintln!("faults: SIGTERM with two half-sent requests: exited after {took:.2?}");
+    assert!(exit.success(), "a clean stop: {exit:?}");
+    assert!(took < grace + Duration::from_secs(1), "{took:?}");
+    for stray in [&mut half_header, &mut half_body] {
+        let mut buffer = [0; 1024];
+        let read = tokio::time::timeout(Duration::from_secs(1), stray.read(&mut buffer)).await;
+        assert!(
+            matches!(read, Ok(Ok(0) | Err(_))),
+            "the stray connection is closed: {read:?}"
+        );
+    }
+}

@@ -1,12 +1,16 @@
 //! The limits that keep one request or one client from taking the machine: each one,
-//! exceeded, answers its own 4xx (or ends the job `exhausted`), as README's table says.
+//! exceeded, answers its own 4xx (or ends the job `exhausted`, or closes the connection),
+//! as README's table says.
 
 mod common;
 
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use common::{Db, Server, client, get, post};
 use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
 
 /// Korf #88: far more than a few thousand nodes for IDA* with Manhattan distance.
 fn hard_job() -> Value {
@@ -702,4 +706,393 @@ async fn the_largest_sokoban_level_keeps_to_the_memory_cap() {
         );
         assert!(ended < within, "{mib} MiB: {ended:?}");
     }
+}
+
+// Connections: raw sockets against the real server, as a slow or hostile client would
+// hold them. 127.0.0.0/8 is all loopback, so binding a socket to 127.0.0.2 before it
+// connects makes a second client.
+
+/// The server's address, for raw sockets.
+fn socket_address(server: &Server) -> SocketAddr {
+    server
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("an address")
+}
+
+/// A connection to `server` from the loopback address `from`.
+async fn connect_from(server: &Server, from: [u8; 4]) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind(SocketAddr::from((from, 0)))
+        .expect("a loopback address");
+    socket
+        .connect(socket_address(server))
+        .await
+        .expect("connect")
+}
+
+/// A whole HTTP/1.1 request with a JSON body (empty for none).
+fn request(method: &str, path: &str, body: &str) -> String {
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: puzzled\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// One answer read off `stream`: its status, head and (`Content-Length`) body; `None`
+/// when the server closed the connection (EOF or reset) before a whole answer. Panics if
+/// neither has happened by `deadline`.
+async fn answer_or_close(
+    stream: &mut (impl AsyncRead + Unpin),
+    deadline: Instant,
+) -> Option<(u16, String, String)> {
+    let mut bytes = Vec::new();
+    let mut buffer = [0; 4096];
+    loop {
+        if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&bytes[..end]).to_string();
+            let mut length = 0;
+            for line in head.lines() {
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().expect("a length");
+                }
+            }
+            if bytes.len() >= end + 4 + length {
+                let status = head[9..12].parse().expect("a status");
+                let body = String::from_utf8_lossy(&bytes[end + 4..end + 4 + length]).to_string();
+                return Some((status, head, body));
+            }
+        }
+        match tokio::time::timeout_at(deadline.into(), stream.read(&mut buffer)).await {
+            Err(_) => panic!(
+                "neither an answer nor a close by the deadline; read {:?}",
+                String::from_utf8_lossy(&bytes)
+            ),
+            Ok(Ok(0) | Err(_)) => return None,
+            Ok(Ok(n)) => bytes.extend_from_slice(&buffer[..n]),
+        }
+    }
+}
+
+/// A whole answer off `stream` by `deadline`.
+async fn answer(stream: &mut (impl AsyncRead + Unpin), deadline: Instant) -> (u16, String, String) {
+    answer_or_close(stream, deadline)
+        .await
+        .expect("an answer, not a closed connection")
+}
+
+/// Reads `stream` until the server closes it (EOF or reset); returns what came, and
+/// panics if it is still open at `deadline`.
+async fn until_closed(stream: &mut TcpStream, deadline: Instant) -> String {
+    let mut bytes = Vec::new();
+    let mut buffer = [0; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline.into(), stream.read(&mut buffer)).await {
+            Err(_) => panic!(
+                "the connection is still open; read {:?}",
+                String::from_utf8_lossy(&bytes)
+            ),
+            Ok(Ok(0) | Err(_)) => return String::from_utf8_lossy(&bytes).to_string(),
+            Ok(Ok(n)) => bytes.extend_from_slice(&buffer[..n]),
+        }
+    }
+}
+
+/// Reads `stream` until what came holds `needle`; panics if it closes or `deadline` passes first.
+async fn until_seen(stream: &mut TcpStream, needle: &str, deadline: Instant) -> String {
+    let mut seen = String::new();
+    let mut buffer = [0; 4096];
+    while !seen.contains(needle) {
+        let n = tokio::time::timeout_at(deadline.into(), stream.read(&mut buffer))
+            .await
+            .unwrap_or_else(|_| panic!("no {needle:?} by the deadline; read {seen:?}"))
+            .expect("read");
+        assert!(n > 0, "closed before {needle:?}; read {seen:?}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+    }
+    seen
+}
+
+/// A problem+json answer of `status` whose type ends with `kind`.
+fn is_problem((status, head, body): &(u16, String, String), expected: u16, kind: &str) {
+    assert_eq!(*status, expected, "{head}\n{body}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/problem+json"),
+        "{head}"
+    );
+    let problem: Value = serde_json::from_str(body).expect("JSON");
+    assert_eq!(problem["status"], expected, "{problem}");
+    assert!(
+        problem["type"].as_str().is_some_and(|t| t.ends_with(kind)),
+        "{problem}"
+    );
+}
+
+const SMALL_SOLVE: &str =
+    r#"{"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 0, 7, 8]}}"#;
+
+#[tokio::test]
+async fn a_half_sent_header_is_closed_within_the_header_timeout() {
+    let server = Server::launch(
+        &Db::Sqlite.fresh("limits_header").await,
+        &["--header-timeout-ms", "500", "--ops-bind", "127.0.0.1:0"],
+    );
+    let timeout = Duration::from_millis(500);
+    // Half a request line, and nothing more. Timed from before the connect, which is
+    // before the accept the server times it from.
+    let connecting = Instant::now();
+    let mut half = connect_from(&server, [127, 0, 0, 1]).await;
+    half.write_all(b"GET /heal").await.expect("send");
+    let said = until_closed(&mut half, connecting + Duration::from_secs(5)).await;
+    let took = connecting.elapsed();
+    assert!(said.is_empty(), "{said}");
+    assert!(took >= timeout - Duration::from_millis(100), "{took:?}");
+    assert!(took < timeout + Duration::from_secs(2), "{took:?}");
+
+    // A byte every 100 ms: each one in time, the whole far too slow.
+    let mut trickle = connect_from(&server, [127, 0, 0, 1]).await;
+    let header = request("GET", "/v1/capabilities", "");
+    let started = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut sent_bytes = 0;
+    let mut buffer = [0; 64];
+    let closed = loop {
+        tokio::select! {
+            _ = tick.tick(), if sent_bytes < header.len() => {
+                if trickle.write_all(&header.as_bytes()[sent_bytes..=sent_bytes]).await.is_err() {
+                    break started.elapsed();
+                }
+                sent_bytes += 1;
+            }
+            read = trickle.read(&mut buffer) => {
+                assert!(!matches!(read, Ok(n) if n > 0), "answered a trickled header");
+                break started.elapsed();
+            }
+        }
+    };
+    assert!(sent_bytes < header.len(), "the whole header went through");
+    assert!(closed < timeout + Duration::from_secs(2), "{closed:?}");
+
+    // After a whole request, the next one's header is timed from its first byte, not
+    // left to the (default, one minute) idle timeout.
+    let mut kept = connect_from(&server, [127, 0, 0, 1]).await;
+    kept.write_all(request("GET", "/v1/capabilities", "").as_bytes())
+        .await
+        .expect("send");
+    let (status, _, _) = answer(&mut kept, Instant::now() + Duration::from_secs(5)).await;
+    assert_eq!(status, 200);
+    kept.write_all(b"GET /v1/ca").await.expect("send");
+    let sent = Instant::now();
+    until_closed(&mut kept, sent + Duration::from_secs(5)).await;
+    assert!(sent.elapsed() < timeout + Duration::from_secs(2));
+
+    // The operations listener holds the same limits.
+    let ops_address = server
+        .ops_base
+        .as_deref()
+        .expect("an operations listener")
+        .trim_start_matches("http://")
+        .to_string();
+    let connecting = Instant::now();
+    let mut half = TcpStream::connect(&ops_address).await.expect("connect");
+    half.write_all(b"GET /heal").await.expect("send");
+    let said = until_closed(&mut half, connecting + Duration::from_secs(5)).await;
+    let took = connecting.elapsed();
+    assert!(said.is_empty(), "{said}");
+    assert!(took >= timeout - Duration::from_millis(100), "{took:?}");
+    assert!(took < timeout + Duration::from_secs(2), "{took:?}");
+
+    let (status, _) = get(&server, "/v1/capabilities").await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_slow_or_endless_body_is_ended_within_the_body_timeout() {
+    let server = Server::launch(
+        &Db::Sqlite.fresh("limits_body_time").await,
+        &["--body-timeout-ms", "500"],
+    );
+    let timeout = Duration::from_millis(500);
+    // A body announced at 100 bytes, of which 11 come.
+    let mut short = connect_from(&server, [127, 0, 0, 1]).await;
+    short
+        .write_all(b"POST /v1/solve HTTP/1.1\r\nHost: puzzled\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"puzzle\": ")
+        .await
+        .expect("send");
+    let sent = Instant::now();
+    let answered = answer(&mut short, sent + Duration::from_secs(5)).await;
+    let took = sent.elapsed();
+    is_problem(&answered, 408, "body-timeout");
+    assert!(took >= timeout - Duration::from_millis(100), "{took:?}");
+    assert!(took < timeout + Duration::from_secs(2), "{took:?}");
+    until_closed(&mut short, Instant::now() + Duration::from_secs(5)).await;
+
+    // An endless chunked body, a byte every 50 ms: under the size cap for minutes.
+    let mut endless = connect_from(&server, [127, 0, 0, 1]).await;
+    endless
+        .write_all(b"POST /v1/jobs HTTP/1.1\r\nHost: puzzled\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .await
+        .expect("send");
+    let sent = Instant::now();
+    let (mut reader, mut writer) = endless.into_split();
+    let trickle = async {
+        let mut tick = tokio::time::interval(Duration::from_millis(50));
+        for _ in 0..200 {
+            tick.tick().await;
+            if writer.write_all(b"1\r\n \r\n").await.is_err() {
+                break;
+            }
+        }
+    };
+    let ended = tokio::select! {
+        ended = answer_or_close(&mut reader, sent + Duration::from_secs(5)) => ended,
+        () = trickle => panic!("ten seconds of body went on unanswered"),
+    };
+    let took = sent.elapsed();
+    // The server closes the socket right after its 408, with chunks still arriving: the
+    // reset may come before the client has read the answer.
+    if let Some(answered) = ended {
+        is_problem(&answered, 408, "body-timeout");
+    }
+    assert!(took >= timeout - Duration::from_millis(100), "{took:?}");
+    assert!(took < timeout + Duration::from_secs(2), "{took:?}");
+
+    // A body in time is served as ever.
+    let (status, job, _) = post(
+        &server,
+        "/v1/solve",
+        serde_json::from_str(SMALL_SOLVE).expect("JSON"),
+    )
+    .await;
+    assert_eq!(status, 200, "{job}");
+}
+
+#[tokio::test]
+async fn a_declared_length_over_the_cap_is_413_before_the_body() {
+    let server = Server::start(Db::Sqlite, "limits_declared").await;
+    for path in ["/v1/solve", "/v1/jobs", "/v1/validate", "/nowhere"] {
+        let mut stream = connect_from(&server, [127, 0, 0, 1]).await;
+        stream
+            .write_all(format!("POST {path} HTTP/1.1\r\nHost: puzzled\r\nContent-Type: application/json\r\nContent-Length: 999999999\r\n\r\n").as_bytes())
+            .await
+            .expect("send");
+        // At once: well within the body timeout (30 s by default).
+        let answered = answer(&mut stream, Instant::now() + Duration::from_secs(2)).await;
+        is_problem(&answered, 413, "too-large");
+        assert!(answered.2.contains("999999999"), "{}", answered.2);
+    }
+}
+
+#[tokio::test]
+async fn a_client_at_its_connection_cap_is_refused_while_others_are_served() {
+    let server = Server::launch(
+        &Db::Sqlite.fresh("limits_connections").await,
+        &[
+            "--max-connections-per-client",
+            "3",
+            "--max-connections",
+            "5",
+        ],
+    );
+    let soon = || Instant::now() + Duration::from_secs(5);
+    // 127.0.0.1 holds its three with half-sent requests (the header timeout is 10 s).
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let mut slow = connect_from(&server, [127, 0, 0, 1]).await;
+        slow.write_all(b"GET /heal").await.expect("send");
+        held.push(slow);
+    }
+    // Accepted after those (the accept queue is in order), so counted after them.
+    let mut fourth = connect_from(&server, [127, 0, 0, 1]).await;
+    let _ = fourth
+        .write_all(request("GET", "/healthz", "").as_bytes())
+        .await;
+    let said = until_closed(&mut fourth, soon()).await;
+    assert!(said.is_empty(), "the fourth connection was served: {said}");
+
+    // Another client is served, on both routes, over one kept-alive connection.
+    let mut other = connect_from(&server, [127, 0, 0, 2]).await;
+    other
+        .write_all(request("GET", "/healthz", "").as_bytes())
+        .await
+        .expect("send");
+    assert_eq!(answer(&mut other, soon()).await.0, 200);
+    other
+        .write_all(request("POST", "/v1/solve", SMALL_SOLVE).as_bytes())
+        .await
+        .expect("send");
+    let (status, _, body) = answer(&mut other, soon()).await;
+    assert_eq!(status, 200, "{body}");
+    // A fifth connection is the most of all clients: a sixth is refused too.
+    let _fifth = connect_from(&server, [127, 0, 0, 3]).await;
+    let mut sixth = connect_from(&server, [127, 0, 0, 4]).await;
+    let _ = sixth
+        .write_all(request("GET", "/healthz", "").as_bytes())
+        .await;
+    let said = until_closed(&mut sixth, soon()).await;
+    assert!(said.is_empty(), "the sixth connection was served: {said}");
+    // The held ones are still there to finish their requests.
+    held[0]
+        .write_all(b"thz HTTP/1.1\r\nHost: puzzled\r\n\r\n")
+        .await
+        .expect("send");
+    assert_eq!(answer(&mut held[0], soon()).await.0, 200);
+}
+
+#[tokio::test]
+async fn an_idle_connection_is_closed_while_an_event_stream_stays_open() {
+    let server = Server::launch(
+        &Db::Sqlite.fresh("limits_idle").await,
+        &["--idle-timeout-ms", "500"],
+    );
+    let idle_timeout = Duration::from_millis(500);
+    let soon = || Instant::now() + Duration::from_secs(5);
+    let (status, job, _) = post(&server, "/v1/jobs", hard_job()).await;
+    assert_eq!(status, 202, "{job}");
+    let id = job["id"].as_str().expect("id");
+    // The job's event stream, opened first.
+    let mut events = connect_from(&server, [127, 0, 0, 1]).await;
+    events
+        .write_all(request("GET", &format!("/v1/jobs/{id}/events"), "").as_bytes())
+        .await
+        .expect("send");
+    until_seen(&mut events, "event: progress", soon()).await;
+    let stream_opened = Instant::now();
+    // A long poll is a request in flight too.
+    let mut polling = connect_from(&server, [127, 0, 0, 1]).await;
+    polling
+        .write_all(request("GET", &format!("/v1/jobs/{id}?wait=2"), "").as_bytes())
+        .await
+        .expect("send");
+    let poll_sent = Instant::now();
+    // A kept-alive connection that asks once, then nothing.
+    let mut idle = connect_from(&server, [127, 0, 0, 1]).await;
+    // Before the request, so before the answer the server times the idling from.
+    let asked = Instant::now();
+    idle.write_all(request("GET", "/healthz", "").as_bytes())
+        .await
+        .expect("send");
+    assert_eq!(answer(&mut idle, soon()).await.0, 200);
+    let answered = asked.elapsed();
+    until_closed(&mut idle, soon()).await;
+    let closed = asked.elapsed();
+    assert!(closed >= idle_timeout, "{closed:?}");
+    assert!(
+        closed < answered + idle_timeout + Duration::from_secs(2),
+        "{closed:?}"
+    );
+
+    // Older than the idle timeout, the event stream still brings progress.
+    until_seen(&mut events, "event: progress", soon()).await;
+    assert!(stream_opened.elapsed() > idle_timeout);
+    let (status, _, body) = answer(&mut polling, soon()).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(poll_sent.elapsed() >= Duration::from_millis(1500));
+    let (status, _, _) = post(&server, &format!("/v1/jobs/{id}/cancel"), json!({})).await;
+    assert!(status == 200 || status == 202, "{status}");
 }

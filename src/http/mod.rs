@@ -1,8 +1,10 @@
 //! The edge: axum routes over the job service, problem+json errors, SSE, the wire
-//! types (also printed by the CLI's `--json`), the web page and widget (`web`), and who
-//! may call how often (`access`, `rate_limit`).
+//! types (also printed by the CLI's `--json`), the web page and widget (`web`), who
+//! may call how often (`access`, `rate_limit`), and the listener that accepts and times
+//! connections (`listener`).
 
 pub mod access;
+pub mod listener;
 pub mod problem;
 pub mod rate_limit;
 pub mod routes;
@@ -12,10 +14,10 @@ pub mod wire;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, header};
-use axum::middleware;
-use axum::response::Response;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -85,9 +87,34 @@ pub fn router(state: Arc<AppState>, operations: Operations) -> Router {
     };
     app.fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(middleware::from_fn_with_state(
+            max_body,
+            declared_length_within,
+        ))
         .layer(middleware::map_response(no_sniff))
         .layer(cors)
         .with_state(state)
+}
+
+/// A body whose `Content-Length` is over the cap is refused before any of it is read: a
+/// client that announces a gigabyte, and may never send it, is answered 413 at once
+/// (`DefaultBodyLimit` alone would wait for the body until the cap's worth came in).
+async fn declared_length_within(
+    State(max_body): State<usize>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
+    match declared {
+        Some(length) if length > max_body as u64 => problem::Problem::too_large(format!(
+            "the request body's Content-Length of {length} bytes is over this service's cap of {max_body} bytes"
+        ))
+        .into_response(),
+        _ => next.run(request).await,
+    }
 }
 
 /// Every answer is what its `Content-Type` says: browsers must not guess (a problem or

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::access::AccessError;
+use super::listener::BodyTimedOut;
 use super::wire::RequestError;
 use crate::jobs::JobError;
 use crate::jobs::service::SubmitError;
@@ -58,6 +59,15 @@ impl Problem {
             format!("no {what}"),
         )
     }
+    /// 413: the request body is (or says it is) over `--max-body-bytes`.
+    pub fn too_large(detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
+            "Request body too large",
+            detail,
+        )
+    }
     pub fn retry_after(mut self, seconds: u64) -> Problem {
         self.retry_after = Some(seconds);
         self
@@ -93,6 +103,9 @@ impl IntoResponse for Problem {
 
 impl From<JsonRejection> for Problem {
     fn from(rejection: JsonRejection) -> Problem {
+        if let Some(timed_out) = cause::<BodyTimedOut>(&rejection) {
+            return Problem::from(timed_out);
+        }
         match rejection {
             JsonRejection::MissingJsonContentType(_) => Problem::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -107,12 +120,9 @@ impl From<JsonRejection> for Problem {
                 e.body_text(),
             ),
             JsonRejection::JsonDataError(e) => data_error(&e),
-            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => Problem::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too-large",
-                "Request body too large",
-                other.body_text(),
-            ),
+            other if other.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Problem::too_large(other.body_text())
+            }
             other => Problem::new(
                 StatusCode::BAD_REQUEST,
                 "bad-request",
@@ -128,16 +138,7 @@ impl From<JsonRejection> for Problem {
 fn data_error(error: &JsonDataError) -> Problem {
     use std::error::Error;
     type PathError = serde_path_to_error::Error<serde_json::Error>;
-    let mut cause: Option<&(dyn Error + 'static)> = error.source();
-    let mut found = None;
-    while let Some(e) = cause {
-        if let Some(path_error) = e.downcast_ref::<PathError>() {
-            found = Some(path_error);
-            break;
-        }
-        cause = e.source();
-    }
-    let Some(found) = found else {
+    let Some(found) = error.source().and_then(cause::<PathError>) else {
         return Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid-request",
@@ -194,6 +195,31 @@ impl From<PathRejection> for Problem {
             "bad-path",
             "Bad path",
             format!("the path cannot be read: {}", rejection.body_text()),
+        )
+    }
+}
+
+/// The first error of type `E` in `error`'s chain of sources, `error` itself included.
+fn cause<'a, E: std::error::Error + 'static>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a E> {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(found) = error.downcast_ref::<E>() {
+            return Some(found);
+        }
+        next = error.source();
+    }
+    None
+}
+
+impl From<&BodyTimedOut> for Problem {
+    fn from(error: &BodyTimedOut) -> Problem {
+        Problem::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body-timeout",
+            "Request body too slow",
+            error.to_string(),
         )
     }
 }
