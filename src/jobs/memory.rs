@@ -6,6 +6,7 @@
 //! free pages back, held it at 23–30 MiB.
 
 use std::sync::Mutex;
+use std::sync::mpsc::{Sender, channel};
 use std::time::{Duration, Instant};
 
 /// Trims at most this often: a trim walks and locks every arena in turn, and a busy
@@ -31,6 +32,31 @@ impl Trimmer {
         release_free_pages();
         true
     }
+}
+
+/// Drops `value` on a thread of its own. Freeing a table or a search's node table of
+/// hundreds of megabytes takes a while (page tables, `munmap`); a job stopped at its
+/// deadline reports first and lets this thread free what it held.
+pub fn drop_in_background<T: Send + 'static>(value: T) {
+    type Garbage = Box<dyn Send>;
+    static RECLAIMER: Mutex<Option<Sender<Garbage>>> = Mutex::new(None);
+    let mut reclaimer = RECLAIMER.lock().unwrap_or_else(|e| e.into_inner());
+    let sender = reclaimer.get_or_insert_with(|| {
+        let (sender, receiver) = channel::<Garbage>();
+        let spawned = std::thread::Builder::new()
+            .name("reclaimer".into())
+            .spawn(move || {
+                for garbage in receiver {
+                    drop(garbage);
+                }
+            });
+        if let Err(error) = spawned {
+            tracing::warn!(%error, "no reclaimer thread; freeing in place");
+        }
+        sender
+    });
+    // Without the thread the send fails and hands the value back, dropped here.
+    let _ = sender.send(Box::new(value));
 }
 
 /// How many arenas the service's allocator may use.
