@@ -632,8 +632,8 @@ fn names(list: &Value) -> Vec<String> {
 
 /// The server's resident size, from /proc (Linux).
 fn resident_mib(server: &Server) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id()))
-        .unwrap_or_default();
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap_or_default();
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))
@@ -656,17 +656,35 @@ async fn a_large_table_is_never_built_for_a_request(db: Db) {
         body
     };
     let started = std::time::Instant::now();
-    let (status, problem, _) = post(&server, "/v1/jobs", request("pattern-database", Some("7-8"))).await;
+    let (status, problem, _) = post(
+        &server,
+        "/v1/jobs",
+        request("pattern-database", Some("7-8")),
+    )
+    .await;
     assert_eq!(status, 422, "{problem}");
     assert_eq!(problem["pointer"], "/partition");
     assert!(
-        problem["detail"].as_str().is_some_and(|d| d.contains("4x4:7-8:blank=5")),
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("4x4:7-8:blank=5")),
         "{problem}"
     );
     // Through /v1/solve alike, and no job was made either way.
-    let (status, problem, _) = post(&server, "/v1/solve", request("pattern-database", Some("7-8"))).await;
-    assert_eq!((status, problem["pointer"].as_str()), (422, Some("/partition")));
-    assert!(started.elapsed() < Duration::from_secs(2), "refused at once");
+    let (status, problem, _) = post(
+        &server,
+        "/v1/solve",
+        request("pattern-database", Some("7-8")),
+    )
+    .await;
+    assert_eq!(
+        (status, problem["pointer"].as_str()),
+        (422, Some("/partition"))
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "refused at once"
+    );
     let (_, list) = get(&server, "/v1/jobs").await;
     assert_eq!(list["jobs"], json!([]));
     // `auto` is accepted and solved on linear conflict, with a note saying why.
@@ -678,7 +696,9 @@ async fn a_large_table_is_never_built_for_a_request(db: Db) {
     assert_eq!(done["result"]["length"], 1);
     assert_eq!(done["result"]["heuristic"], "linear-conflict");
     assert!(
-        done["result"]["note"].as_str().is_some_and(|n| n.contains("linear-conflict")),
+        done["result"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("linear-conflict")),
         "{done}"
     );
     // The 7-8 layout was refused, never queued nor built; only the cheap 6-6-3 may be.
@@ -691,9 +711,16 @@ async fn a_large_table_is_never_built_for_a_request(db: Db) {
         "{tables}"
     );
     for list in ["built", "building", "queued"] {
-        assert!(!names(&tables[list]).iter().any(|n| n.contains("7-8")), "{tables}");
+        assert!(
+            !names(&tables[list]).iter().any(|n| n.contains("7-8")),
+            "{tables}"
+        );
     }
-    assert!(resident_mib(&server) < 1024, "{} MiB", resident_mib(&server));
+    assert!(
+        resident_mib(&server) < 1024,
+        "{} MiB",
+        resident_mib(&server)
+    );
     // Readiness says the same.
     let (_, ready) = get(&server, "/readyz").await;
     assert_eq!(ready["tables"]["refused"], tables["refused"]);
@@ -712,7 +739,9 @@ async fn a_cheap_table_is_built_in_the_background_on_first_use(db: Db) {
     assert_eq!(first["status"], "solved");
     assert_eq!(first["result"]["heuristic"], "linear-conflict");
     assert!(
-        first["result"]["note"].as_str().is_some_and(|n| n.contains("being built")),
+        first["result"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("being built")),
         "{first}"
     );
     let layout = "2x4:exact:0.1.2.3.4.5.6.7";
@@ -725,10 +754,15 @@ async fn a_cheap_table_is_built_in_the_background_on_first_use(db: Db) {
         }
         let pending = [&tables["building"], &tables["queued"]];
         assert!(
-            pending.iter().any(|l| names(l).contains(&layout.to_string())),
+            pending
+                .iter()
+                .any(|l| names(l).contains(&layout.to_string())),
             "neither built nor under way: {tables}"
         );
-        assert!(std::time::Instant::now() < deadline, "never built: {tables}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never built: {tables}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let (status, later, _) = post(&server, "/v1/solve", job).await;

@@ -756,3 +756,80 @@ pub fn run_job(
     }
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::jobs::spec::JobLimits;
+    use crate::jobs::tables::TableLimits;
+    use crate::puzzles::sliding::GoalSpec;
+
+    fn blank_first_job(tiles: &[u64], heuristic: HeuristicChoice) -> JobSpec {
+        JobSpec {
+            puzzle: PuzzleSpec::Sliding(
+                SlidingPuzzle::new(tiles, None, &GoalSpec::BlankFirst).expect("valid"),
+            ),
+            algorithm: AlgorithmChoice::Auto,
+            heuristic,
+            objective: Objective::Optimal,
+            weight: None,
+            limits: JobLimits::default(),
+            include_boards: false,
+        }
+    }
+
+    /// A blank-first 15-puzzle: `auto` runs on linear conflict while the background
+    /// builder makes its 6-6-3 tables (about 50 s in a debug build, seconds in release),
+    /// then on the pattern databases; an explicit request is refused until then.
+    #[test]
+    fn a_blank_first_15_puzzle_gets_its_6_6_3_tables_in_the_background() {
+        let tables = Arc::new(TableStore::managed(None, TableLimits::default()));
+        let builder = tables.start_builder().expect("thread");
+        let tiles: Vec<u64> = vec![1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+        let auto = blank_first_job(&tiles, HeuristicChoice::Auto);
+        let first = resolve(&auto, &tables).expect("resolves");
+        assert_eq!(first.heuristic, HeuristicChoice::LinearConflict);
+        assert!(
+            first
+                .note
+                .as_deref()
+                .is_some_and(|n| n.contains("4x4:6-6-3:blank-first") && n.contains("being built")),
+            "{:?}",
+            first.note
+        );
+        let explicit = blank_first_job(&tiles, HeuristicChoice::PatternDatabase(None));
+        assert!(matches!(
+            admit(&explicit, &tables),
+            Err(JobError::TableNotReady {
+                field: "/heuristic",
+                state: LayoutState::Queued | LayoutState::Building,
+                ..
+            })
+        ));
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while !tables
+            .status()
+            .built
+            .contains(&"4x4:6-6-3:blank-first".to_string())
+        {
+            assert!(
+                Instant::now() < deadline,
+                "never built: {:?}",
+                tables.status()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        admit(&explicit, &tables).expect("ready now");
+        let report = run_job(&auto, &tables, CancelFlag::new(), None).expect("runs");
+        assert_eq!(
+            report.heuristic,
+            HeuristicChoice::PatternDatabase(Some(PartitionKind::SixSixThree))
+        );
+        assert_eq!(report.note, None);
+        assert_eq!(report.plan.map(|p| p.length), Some(1));
+        tables.shutdown();
+        builder.join().expect("builder ends");
+    }
+}
