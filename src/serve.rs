@@ -261,7 +261,8 @@ async fn evict_idle_callers(state: Arc<AppState>) {
 fn table_limits(args: &ServeArgs) -> TableLimits {
     const MIB: u64 = 1024 * 1024;
     TableLimits {
-        max_tables: args.max_tables.max(1),
+        // A layout of four tables (5x5 6-6-6-6) must fit, or its builds would evict each other.
+        max_tables: args.max_tables.max(4),
         max_memory_bytes: args.table_memory_mib.saturating_mul(MIB),
         max_disk_bytes: args.table_disk_mib.saturating_mul(MIB),
         build_memory_bytes: args.table_build_memory_mib.saturating_mul(MIB),
