@@ -515,7 +515,8 @@ fn sliding_evaluator(
                 cols: geometry.cols,
                 why,
             };
-            // Tables build independently: one thread each, so a cold start waits for the largest.
+            // One thread a table: on the command line a cold start builds them in parallel
+            // and waits for the largest; the service only loads them.
             let dbs = std::thread::scope(|scope| {
                 let builds: Vec<_> = partition
                     .patterns
