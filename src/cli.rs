@@ -3,7 +3,7 @@
 //! ```text
 //! puzzled solve --tiles "8 6 7 2 5 4 3 0 1"
 //! echo '{"puzzle":{"type":"sliding","tiles":[1,2,3,4,5,6,0,7,8]}}' | puzzled solve --json -
-//! puzzled bench --suite ../shared/puzzles/korf100.txt --goal blank-first
+//! puzzled bench --suite benches/data/korf100.txt --goal blank-first
 //! puzzled solve --level benches/data/microban155.xsb --index 3
 //! puzzled bench --suite benches/data/microban155.xsb --objective any --timeout-ms 10000 --jobs 2
 //! ```

@@ -101,6 +101,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
         lease: Duration::from_millis(args.lease_ms.max(100)),
         runs_searches: args.role != Role::Api,
+        max_job_memory_bytes: args.max_job_memory_mib.saturating_mul(1024 * 1024),
     };
     let service = JobService::new(store.clone(), Arc::clone(&tables), config);
     // A worker serves nothing but operations: on --ops-bind when given, else on --bind.

@@ -302,6 +302,21 @@ async fn idempotent_retries_make_one_job(db: Db) {
         .await
         .expect("json");
     assert_eq!(first["id"], second["id"]);
+    // The same request written another way (keys in another order, defaults spelled
+    // out, the goal named) is the same job.
+    let respelled: Value = send(json!({
+        "limits": {"timeout_ms": 30_000},
+        "algorithm": "auto",
+        "heuristic": "auto",
+        "objective": "optimal",
+        "puzzle": {"goal": "blank-last", "tiles": [1, 2, 3, 4, 5, 6, 7, 0, 8], "type": "sliding"}
+    }))
+    .await
+    .expect("send")
+    .json()
+    .await
+    .expect("json");
+    assert_eq!(first["id"], respelled["id"], "{respelled}");
     let conflict =
         send(json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 0, 7, 8]}}))
             .await

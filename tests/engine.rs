@@ -31,7 +31,7 @@ fn eight_puzzles() -> Vec<(String, Vec<u64>, usize)> {
 }
 
 fn korf100() -> Vec<(String, Vec<u64>, usize)> {
-    suite(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/puzzles/korf100.txt"))
+    suite(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/korf100.txt"))
 }
 
 fn spec(json: serde_json::Value) -> JobSpec {
@@ -254,7 +254,7 @@ fn cancelling_a_running_job_stops_it_promptly_with_statistics() {
 
 #[test]
 fn weighted_search_answers_a_24_puzzle_fast_and_says_it_is_not_optimal() {
-    let korf24 = suite(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/puzzles/korf24.txt"));
+    let korf24 = suite(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/korf24.txt"));
     let (id, tiles, optimal) = &korf24[0];
     let report = run(&spec(serde_json::json!({
         "puzzle": {"type": "sliding", "tiles": tiles, "goal": "blank-first"},

@@ -200,13 +200,15 @@ impl From<SubmitError> for Problem {
                 error.to_string(),
             )
             .retry_after(5),
-            SubmitError::ClientQueueFull { .. } => Problem::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too-many-queued",
-                "Too many queued jobs",
-                error.to_string(),
-            )
-            .retry_after(5),
+            SubmitError::ClientQueueFull { .. } | SubmitError::QueueReserved { .. } => {
+                Problem::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too-many-queued",
+                    "Too many queued jobs",
+                    error.to_string(),
+                )
+                .retry_after(5)
+            }
             SubmitError::ShuttingDown => Problem::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "shutting-down",

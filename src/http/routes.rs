@@ -92,11 +92,14 @@ pub fn capped(caps: &Caps, request: JobRequest) -> Result<(JobSpec, i64), Proble
     Ok((spec, priority))
 }
 
-/// A fingerprint of the request, to tell an honest retry from a reused key. SHA-256 of
-/// the canonical JSON: stable across builds, unlike `std`'s hasher, since it is stored.
-fn fingerprint(request: &JobRequest) -> String {
+/// A fingerprint of what a request means, to tell an honest retry from a reused key:
+/// SHA-256 of the job as the service understood it (defaults filled in, names
+/// canonical), so the same request written another way (keys in another order, a
+/// default spelled out) is the same job. Stable across builds, unlike `std`'s hasher,
+/// since it is stored.
+fn fingerprint(spec: &JobSpec, priority: i64) -> String {
     use sha2::{Digest, Sha256};
-    let canonical = serde_json::to_vec(request).unwrap_or_default();
+    let canonical = serde_json::to_vec(&JobRequest::from_spec(spec, priority)).unwrap_or_default();
     Sha256::digest(&canonical)
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -128,8 +131,10 @@ fn new_job(
         ),
         None => None,
     };
-    let request_hash = idempotency_key.as_ref().map(|_| fingerprint(&request));
     let (spec, priority) = capped(&state.caps, request)?;
+    let request_hash = idempotency_key
+        .as_ref()
+        .map(|_| fingerprint(&spec, priority));
     // Refused now, not accepted and failed later: tables it insists on must be ready.
     crate::jobs::run::admit(&spec, state.service.tables())?;
     Ok(NewJob {

@@ -12,6 +12,7 @@ use tokio::sync::{Notify, Semaphore, broadcast, watch};
 use super::group_commit::GroupCommit;
 use super::memory::Trimmer;
 use super::run::{self, ExhaustedReason, JobReport, JobStatus};
+use super::spec::JobSpec;
 use super::store::{
     Backend, CHANNEL, CancelOutcome, JobRecord, LeaseState, NewJob, Notice, Owner, ProgressRecord,
     ResultRecord, Stage, Store, StoreError, now_ms,
@@ -64,6 +65,9 @@ pub struct ServiceConfig {
     /// Whether this process runs searches itself: workers and inline solves. API-only
     /// processes of a scaled-out deployment leave them to the worker processes.
     pub runs_searches: bool,
+    /// The memory cap every job this process runs is held to, however it was submitted
+    /// (a job read back from the store carries no cap of its own).
+    pub max_job_memory_bytes: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,10 +78,47 @@ pub enum SubmitError {
         "this client already has {queued} jobs waiting, the most one client may queue is {cap}; wait for some to start or cancel them"
     )]
     ClientQueueFull { queued: i64, cap: i64 },
+    #[error(
+        "the queue is nearly full ({queued} jobs waiting) and its last {reserve} places are kept for clients with fewer than {light} jobs waiting; this client has {client_queued}"
+    )]
+    QueueReserved {
+        queued: i64,
+        reserve: i64,
+        light: i64,
+        client_queued: i64,
+    },
     #[error("the service is shutting down")]
     ShuttingDown,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Whether a client with `client_queued` jobs waiting may queue one more when `queued`
+/// wait in all. Each client may hold at most `max_queued_per_client`; the last quarter
+/// of the queue is kept for light clients (fewer than a tenth of that waiting), so a few
+/// heavy clients filling the queue do not shut a newcomer out.
+fn admit(config: &ServiceConfig, queued: i64, client_queued: i64) -> Result<(), SubmitError> {
+    if queued >= config.max_queued {
+        return Err(SubmitError::QueueFull(queued));
+    }
+    let cap = config.max_queued_per_client;
+    if client_queued >= cap {
+        return Err(SubmitError::ClientQueueFull {
+            queued: client_queued,
+            cap,
+        });
+    }
+    let reserve = config.max_queued / 4;
+    let light = (cap / 10).max(1);
+    if queued >= config.max_queued - reserve && client_queued >= light {
+        return Err(SubmitError::QueueReserved {
+            queued,
+            reserve,
+            light,
+            client_queued,
+        });
+    }
+    Ok(())
 }
 
 struct LiveJob {
@@ -192,6 +233,15 @@ impl JobService {
         self.workers_running.load(Ordering::Relaxed)
     }
     /// Jobs whose search is under way in this process.
+    /// `spec` held to this process's memory cap, whatever cap (or none) it came with.
+    fn capped(&self, spec: &JobSpec) -> JobSpec {
+        let cap = self.config.max_job_memory_bytes;
+        let mut spec = spec.clone();
+        spec.limits.max_memory_bytes =
+            Some(spec.limits.max_memory_bytes.map_or(cap, |m| m.min(cap)));
+        spec
+    }
+
     pub fn running_jobs(&self) -> usize {
         self.live.len()
     }
@@ -210,19 +260,12 @@ impl JobService {
         {
             return Ok((existing, false));
         }
-        {
-            let queued = self.store.count_queued().await?;
-            if queued >= self.config.max_queued {
-                return Err(SubmitError::QueueFull(queued));
-            }
-            if let Some(client) = &job.client {
-                let queued = self.store.count_queued_by(client).await?;
-                let cap = self.config.max_queued_per_client;
-                if queued >= cap {
-                    return Err(SubmitError::ClientQueueFull { queued, cap });
-                }
-            }
-        }
+        let queued = self.store.count_queued().await?;
+        let client_queued = match &job.client {
+            Some(client) => self.store.count_queued_by(client).await?,
+            None => 0,
+        };
+        admit(&self.config, queued, client_queued)?;
         let (record, created) = self.store.insert(job).await?;
         if created {
             metrics::counter!("puzzled_jobs_submitted_total", "path" => "queue").increment(1);
@@ -505,7 +548,7 @@ impl JobService {
         let search = {
             let reporter = Arc::clone(&reporter);
             let tables = Arc::clone(&self.tables);
-            let spec = job.spec.clone();
+            let spec = self.capped(&job.spec);
             let cancel = cancel.clone();
             let trimmer = Arc::clone(&self.trimmer);
             tokio::task::spawn_blocking(move || {
@@ -658,4 +701,63 @@ fn log_finish(id: &str, report: &JobReport) {
         ms = report.stats.elapsed.as_millis() as u64,
         "job finished"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(max_queued: i64, max_queued_per_client: i64) -> ServiceConfig {
+        ServiceConfig {
+            workers: 1,
+            max_queued,
+            max_queued_per_client,
+            max_attempts: 3,
+            shutdown_grace: Duration::ZERO,
+            lease: Duration::from_secs(5),
+            runs_searches: true,
+            max_job_memory_bytes: 1 << 20,
+        }
+    }
+
+    #[test]
+    fn the_last_quarter_of_the_queue_is_kept_for_light_clients() {
+        let config = config(1000, 100);
+        // Below the reserve any client under its own cap gets in.
+        assert!(admit(&config, 749, 99).is_ok());
+        // In the reserve, a client with 10 waiting (a tenth of its cap) is refused...
+        assert!(matches!(
+            admit(&config, 750, 10),
+            Err(SubmitError::QueueReserved {
+                reserve: 250,
+                light: 10,
+                ..
+            })
+        ));
+        // ...and a newcomer, or a client with a few waiting, is not.
+        assert!(admit(&config, 750, 0).is_ok());
+        assert!(admit(&config, 999, 9).is_ok());
+        assert!(matches!(
+            admit(&config, 1000, 0),
+            Err(SubmitError::QueueFull(1000))
+        ));
+        assert!(matches!(
+            admit(&config, 10, 100),
+            Err(SubmitError::ClientQueueFull {
+                queued: 100,
+                cap: 100
+            })
+        ));
+    }
+
+    #[test]
+    fn small_queues_still_admit_one_job_per_light_client() {
+        // A per-client cap under 10 makes "light" one job: a client with none waiting.
+        let config = config(4, 2);
+        assert!(admit(&config, 3, 0).is_ok());
+        assert!(matches!(
+            admit(&config, 3, 1),
+            Err(SubmitError::QueueReserved { .. })
+        ));
+    }
 }

@@ -286,6 +286,13 @@ macro_rules! columns {
     };
 }
 
+/// The client whose turn it is: the one with the oldest queued job.
+macro_rules! oldest_queued_client {
+    () => {
+        "SELECT client FROM jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1"
+    };
+}
+
 /// Binds a flag the way both schemas store it (0 or 1).
 fn flag(value: bool) -> i64 {
     i64::from(value)
@@ -551,7 +558,10 @@ impl Store {
         rows.iter().map(record).collect()
     }
 
-    /// Claims the most urgent queued job (highest priority, then oldest) for `worker`,
+    /// Claims the next queued job for `worker`. Clients take turns in the order of their
+    /// oldest waiting job; at its turn a client's highest-priority job (then its oldest)
+    /// runs. So priority orders a client's own jobs only, and no client can jump ahead of
+    /// another. Claims it
     /// with a lease of `lease` and a new fencing token.
     pub async fn claim(
         &self,
@@ -563,7 +573,8 @@ impl Store {
             concat!(
                 "UPDATE jobs SET status = 'running', started_at = $1, attempts = attempts + 1, lease_token = lease_token + 1, \
                  lease_expires_at = $2, worker = $3 \
-                 WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY priority DESC, created_at, id LIMIT 1) \
+                 WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND client IS (", oldest_queued_client!(), ") \
+                 ORDER BY priority DESC, created_at, id LIMIT 1) \
                  AND status = 'queued' RETURNING ",
                 columns!()
             ),
@@ -571,8 +582,8 @@ impl Store {
             concat!(
                 "UPDATE jobs SET status = 'running', started_at = $1, attempts = attempts + 1, lease_token = lease_token + 1, \
                  lease_expires_at = $2, worker = $3 \
-                 WHERE id = (SELECT id FROM jobs WHERE status = 'queued' ORDER BY priority DESC, created_at, id LIMIT 1 \
-                 FOR UPDATE SKIP LOCKED) RETURNING ",
+                 WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND client IS NOT DISTINCT FROM (", oldest_queued_client!(), ") \
+                 ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING ",
                 columns!()
             ),
         ))

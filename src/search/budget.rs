@@ -128,15 +128,23 @@ impl<'a> Budget<'a> {
         self.stats.bound = Some(bound);
     }
 
-    /// `Err(MemoryLimit)` when storing `n_states` of `bytes_per_state` each exceeds the cap.
+    /// `Err(MemoryLimit)` when holding `bytes` would exceed the cap.
     #[inline]
-    pub fn check_memory(&self, n_states: usize, bytes_per_state: usize) -> Result<(), Stop> {
+    pub fn check_memory(&self, bytes: u64) -> Result<(), Stop> {
         match self.limits.max_memory_bytes {
-            Some(cap) if (n_states as u64) * (bytes_per_state as u64) > cap => {
-                Err(Stop::MemoryLimit)
-            }
+            Some(cap) if bytes > cap => Err(Stop::MemoryLimit),
             _ => Ok(()),
         }
+    }
+
+    /// `Err(TimeLimit)` when `work` more would end after the deadline: a search asks
+    /// before a step it cannot interrupt (a big table growing), so as not to overrun.
+    #[cold]
+    pub fn check_time_for(&self, work: Duration) -> Result<(), Stop> {
+        if self.deadline.is_some_and(|d| Instant::now() + work >= d) {
+            return Err(Stop::TimeLimit);
+        }
+        Ok(())
     }
 
     #[cold]

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::time::{Duration, Instant};
 
 use rustc_hash::FxBuildHasher;
 
@@ -22,6 +23,8 @@ pub struct Node<D: Domain> {
 pub struct NodeTable<D: Domain> {
     nodes: Vec<Node<D>>,
     index: HashMap<D::Key, NodeId, FxBuildHasher>,
+    /// How long the last growth of the index (a rehash, which nothing interrupts) took.
+    last_growth: Duration,
 }
 
 /// What [`NodeTable::insert`] did with a state.
@@ -34,16 +37,44 @@ pub enum Inserted {
 }
 
 impl<D: Domain> NodeTable<D> {
-    /// Approximate bytes one stored state costs, for the memory cap.
-    pub const BYTES_PER_STATE: usize = std::mem::size_of::<Node<D>>()
-        + std::mem::size_of::<D::Key>()
-        + std::mem::size_of::<NodeId>()
-        + 8;
+    /// Open-list bytes allowed per stored state: one entry of a few words, and room for
+    /// the heap's vector to double.
+    const OPEN_BYTES_PER_STATE: usize = 64;
+
+    /// Bytes the search holds once one more state is stored. Capacities, not lengths,
+    /// are counted, and when the node vector or the index is full the old and the new
+    /// allocation are both counted, since both are live while it grows: so a cap is
+    /// never passed on the way, even for a moment.
+    fn bytes_with_one_more(
+        nodes: &[Node<D>],
+        vec_cap: usize,
+        index_cap: usize,
+        heap_per_state: usize,
+    ) -> u64 {
+        let len = nodes.len() + 1;
+        let node_slots = if len > vec_cap {
+            vec_cap + (2 * vec_cap).max(4)
+        } else {
+            vec_cap
+        };
+        // The index's table holds 7/8 of its buckets, a control byte each.
+        let buckets = |items: usize| (items * 8 / 7).next_power_of_two();
+        let index_buckets = if len > index_cap {
+            buckets(index_cap) + buckets(len)
+        } else {
+            buckets(index_cap)
+        };
+        let bucket_bytes = std::mem::size_of::<(D::Key, NodeId)>() + 1;
+        (node_slots * std::mem::size_of::<Node<D>>()
+            + index_buckets * bucket_bytes
+            + len * (Self::OPEN_BYTES_PER_STATE + heap_per_state)) as u64
+    }
 
     pub fn new() -> NodeTable<D> {
         NodeTable {
             nodes: Vec::new(),
             index: HashMap::default(),
+            last_growth: Duration::ZERO,
         }
     }
 
@@ -94,6 +125,7 @@ impl<D: Domain> NodeTable<D> {
         let step = parent
             .as_ref()
             .map_or(0, |(p, _)| g - self.nodes[*p as usize].g);
+        let index_cap = self.index.capacity();
         match self.index.entry(domain.key(&state)) {
             Entry::Occupied(entry) => {
                 let id = *entry.get();
@@ -109,10 +141,23 @@ impl<D: Domain> NodeTable<D> {
             }
             Entry::Vacant(entry) => {
                 // The state and its key may each own heap memory (a Sokoban box set).
-                let bytes = Self::BYTES_PER_STATE + 2 * domain.state_heap_bytes();
-                budget.check_memory(self.nodes.len() + 1, bytes)?;
+                budget.check_memory(Self::bytes_with_one_more(
+                    &self.nodes,
+                    self.nodes.capacity(),
+                    index_cap,
+                    2 * domain.state_heap_bytes(),
+                ))?;
                 let id = NodeId::try_from(self.nodes.len()).map_err(|_| Stop::MemoryLimit)?;
-                entry.insert(id);
+                if self.nodes.len() < index_cap {
+                    entry.insert(id);
+                } else {
+                    // The index doubles now: rehashing twice the entries takes about twice
+                    // as long as the last time, and must not run past the deadline.
+                    budget.check_time_for(2 * self.last_growth)?;
+                    let started = Instant::now();
+                    entry.insert(id);
+                    self.last_growth = started.elapsed();
+                }
                 self.nodes.push(Node {
                     state,
                     parent,
