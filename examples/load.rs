@@ -436,7 +436,12 @@ fn start_server(args: &Args) -> anyhow::Result<(Child, String)> {
         .args(["--rate-limit", "0"])
         // ...and it holds up to 1,024 requests in flight, each on a connection: the
         // connection caps rise to match (every other protection stays as shipped).
-        .args(["--max-connections", "2048", "--max-connections-per-client", "2048"])
+        .args([
+            "--max-connections",
+            "2048",
+            "--max-connections-per-client",
+            "2048",
+        ])
         .env("PUZZLED_DATA_DIR", dir.join("tables"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

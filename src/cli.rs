@@ -143,7 +143,8 @@ pub struct ServeArgs {
     /// Logs as JSON lines instead of text
     #[arg(long, env = "PUZZLED_LOG_JSON")]
     pub log_json: bool,
-    /// Build the 4x4 6-6-3 tables in the background at start-up (true or false)
+    /// Build the 4x4 6-6-3 tables for blank-last and blank-first goals in the background at
+    /// start-up (true or false); other goals get theirs on first use
     #[arg(long, env = "PUZZLED_WARM_TABLES", default_value_t = true, action = clap::ArgAction::Set)]
     pub warm_tables: bool,
     /// On SIGTERM, how long running jobs may finish before they are put back in the queue
@@ -152,6 +153,27 @@ pub struct ServeArgs {
     /// Where pattern databases are cached
     #[arg(long, env = "PUZZLED_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Large table layouts the service may build in the background, one at a time, beyond
+    /// the cheap ones (4x4 6-6-3 and exact tables of at most 9 cells, built for any goal on
+    /// first use): SIZE:PARTITION[:GOAL], GOAL blank-last (default), blank-first, blank=N
+    /// or any (each blank cell built when first asked for); e.g. 4x4:7-8,5x5:6-6-6-6:any.
+    /// Named layouts are built at start-up and never evicted
+    #[arg(long, env = "PUZZLED_BUILD_TABLES", value_delimiter = ',')]
+    pub build_tables: Vec<crate::jobs::tables::LayoutRule>,
+    /// Peak memory one table build may take, in MiB; a larger build is refused (the 4x4
+    /// 7-8 tables need about 5,300, 5x5 6-6-6-6 about 1,300)
+    #[arg(long, env = "PUZZLED_TABLE_BUILD_MEMORY_MIB", default_value_t = 2048)]
+    pub table_build_memory_mib: u64,
+    /// Tables held in memory at most, and table files kept in the data directory at most;
+    /// beyond, the least recently used go (a job using one keeps its copy)
+    #[arg(long, env = "PUZZLED_MAX_TABLES", default_value_t = 128)]
+    pub max_tables: usize,
+    /// Table bytes held in memory at most, in MiB
+    #[arg(long, env = "PUZZLED_TABLE_MEMORY_MIB", default_value_t = 2048)]
+    pub table_memory_mib: u64,
+    /// Table file bytes kept in the data directory at most, in MiB
+    #[arg(long, env = "PUZZLED_TABLE_DISK_MIB", default_value_t = 4096)]
+    pub table_disk_mib: u64,
 }
 
 /// A request rate: 0 (no limit), or from one request in 1000 s to any finite number a

@@ -11,9 +11,9 @@ use crate::http::{self, AppState, Caps, Operations};
 use crate::jobs::TableStore;
 use crate::jobs::service::{JobService, ServiceConfig};
 use crate::jobs::store::{Backend, Store, StoreError, now_ms};
-use crate::jobs::tables::default_data_dir;
+use crate::jobs::tables::{Layout, LayoutRule, TableLimits, default_data_dir};
 use crate::puzzles::sliding::Geometry;
-use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
+use crate::puzzles::sliding::pdb::PartitionKind;
 
 /// What one `puzzled serve` process does; several share a PostgreSQL job store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -84,9 +84,13 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     if args.role != Role::All && store.backend() == Backend::Sqlite {
         return Err(ServeError::RoleNeedsPostgres(args.role));
     }
-    let tables = Arc::new(TableStore::new(Some(
-        args.data_dir.clone().unwrap_or_else(default_data_dir),
-    )));
+    let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
+    // An API-only process never resolves a job: its store only answers what is on disk.
+    let tables = Arc::new(if args.role == Role::Api {
+        TableStore::new(Some(data_dir))
+    } else {
+        TableStore::managed(Some(data_dir), table_limits(&args))
+    });
     let workers = args
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
@@ -137,8 +141,14 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     if args.role != Role::Api {
         background.push(service.start_workers());
         background.push(service.start_reaper());
+        if let Err(error) = tables.start_builder() {
+            tracing::error!(%error, "cannot start the table builder; tables are not built");
+        }
+        for layout in args.build_tables.iter().filter_map(LayoutRule::layout) {
+            tables.request(&layout);
+        }
         if args.warm_tables {
-            tokio::task::spawn_blocking(move || warm_tables(&tables));
+            warm_tables(&tables);
         }
     }
     tokio::spawn(prune_forever(
@@ -189,6 +199,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         (Role::All | Role::Api, Some(_)) => http::router(state, Operations::Elsewhere),
     };
     let stopping = Arc::clone(&service);
+    let stopping_tables = Arc::clone(&tables);
     let grace = Duration::from_millis(args.shutdown_grace_ms);
     listener::serve(listener, app, limits, async move {
         shutdown_signal().await;
@@ -197,6 +208,8 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         // Event streams and long polls end at once; other requests are answered while
         // running jobs have their grace period (503 to new jobs). Then the listener stops,
         // and the connections close by the grace period's end, whatever their clients do.
+        // A table build stops within milliseconds; the process does not wait for it.
+        stopping_tables.shutdown();
         stopping.shutdown().await;
         deadline.max(tokio::time::Instant::now() + LAST_ANSWERS)
     })
@@ -265,19 +278,29 @@ async fn evict_idle_callers(state: Arc<AppState>) {
     }
 }
 
-/// Builds the small 4×4 tables (6-6-3, seconds) in the background so `auto` can use
-/// them; the 7-8 and 5×5 tables are left to `puzzled tables`.
+/// The table caps and build rules from the flags.
+fn table_limits(args: &ServeArgs) -> TableLimits {
+    const MIB: u64 = 1024 * 1024;
+    TableLimits {
+        // A layout of four tables (5x5 6-6-6-6) must fit, or its builds would evict each other.
+        max_tables: args.max_tables.max(4),
+        max_memory_bytes: args.table_memory_mib.saturating_mul(MIB),
+        max_disk_bytes: args.table_disk_mib.saturating_mul(MIB),
+        build_memory_bytes: args.table_build_memory_mib.saturating_mul(MIB),
+        allowed: args.build_tables.clone(),
+    }
+}
+
+/// Queues the 4×4 6-6-3 tables (seconds each) for blank-last and blank-first goals, so
+/// `auto` has them before the first 15-puzzle; other goals get theirs on first use.
 fn warm_tables(tables: &TableStore) {
     let geometry = Geometry { rows: 4, cols: 4 };
-    for blank_goal in [15, 0] {
-        if let Ok(partition) = Partition::standard(PartitionKind::SixSixThree, geometry, blank_goal)
-        {
-            for cells in &partition.patterns {
-                if let Err(error) = tables.pattern_db(geometry, cells) {
-                    tracing::warn!(%error, "building a pattern database failed");
-                }
-            }
-        }
+    for blank in [15, 0] {
+        tables.request(&Layout::Partition {
+            geometry,
+            kind: PartitionKind::SixSixThree,
+            blank,
+        });
     }
 }
 

@@ -703,6 +703,192 @@ async fn sokoban_levels_are_solved_validated_and_described(db: Db) {
     assert_eq!(caps["puzzles"]["sokoban"]["level"]["max_boxes"], 500);
 }
 
+/// The tables status, as `/v1/capabilities` shows it.
+async fn tables_status(server: &Server) -> Value {
+    let (status, caps) = get(server, "/v1/capabilities").await;
+    assert_eq!(status, 200);
+    caps["puzzles"]["sliding"]["tables"].clone()
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|v| v.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The server's resident size, from /proc (Linux).
+fn resident_mib(server: &Server) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb / 1024)
+}
+
+async fn a_large_table_is_never_built_for_a_request(db: Db) {
+    let server = Server::start(db, "largetable").await;
+    // A 4x4 board one move from a goal that puts the blank on cell 5: no table of this
+    // layout exists, and the 7-8 one would take half an hour and 5 GB to build.
+    let goal: Vec<u64> = vec![1, 2, 3, 4, 5, 0, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+    let tiles: Vec<u64> = vec![1, 2, 3, 4, 5, 6, 0, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+    let request = |heuristic: &str, partition: Option<&str>| {
+        let mut body = json!({"puzzle": {"type": "sliding", "tiles": tiles, "goal": goal},
+            "heuristic": heuristic, "limits": {"timeout_ms": 5000}});
+        if let Some(partition) = partition {
+            body["partition"] = json!(partition);
+        }
+        body
+    };
+    let started = std::time::Instant::now();
+    let (status, problem, _) = post(
+        &server,
+        "/v1/jobs",
+        request("pattern-database", Some("7-8")),
+    )
+    .await;
+    assert_eq!(status, 422, "{problem}");
+    assert_eq!(problem["pointer"], "/partition");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("4x4:7-8:blank=5")),
+        "{problem}"
+    );
+    // Through /v1/solve alike, and no job was made either way.
+    let (status, problem, _) = post(
+        &server,
+        "/v1/solve",
+        request("pattern-database", Some("7-8")),
+    )
+    .await;
+    assert_eq!(
+        (status, problem["pointer"].as_str()),
+        (422, Some("/partition"))
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "refused at once"
+    );
+    let (_, list) = get(&server, "/v1/jobs").await;
+    assert_eq!(list["jobs"], json!([]));
+    // `auto` is accepted and solved on linear conflict, with a note saying why.
+    let (status, job, _) = post(&server, "/v1/jobs", request("auto", None)).await;
+    assert_eq!(status, 202);
+    let id = job["id"].as_str().expect("id");
+    let (_, done) = get(&server, &format!("/v1/jobs/{id}?wait=30")).await;
+    assert_eq!(done["status"], "solved", "{done}");
+    assert_eq!(done["result"]["length"], 1);
+    assert_eq!(done["result"]["heuristic"], "linear-conflict");
+    assert!(
+        done["result"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("linear-conflict")),
+        "{done}"
+    );
+    // The 7-8 layout was refused, never queued nor built; only the cheap 6-6-3 may be.
+    let tables = tables_status(&server).await;
+    let seven_eight = "4x4:7-8:blank=5";
+    assert!(
+        tables["refused"]
+            .as_array()
+            .is_some_and(|r| r.contains(&json!({"layout": seven_eight, "reason": "not-allowed"}))),
+        "{tables}"
+    );
+    for list in ["built", "building", "queued"] {
+        assert!(
+            !names(&tables[list]).iter().any(|n| n.contains("7-8")),
+            "{tables}"
+        );
+    }
+    assert!(
+        resident_mib(&server) < 1024,
+        "{} MiB",
+        resident_mib(&server)
+    );
+    // Readiness says the same.
+    let (_, ready) = get(&server, "/readyz").await;
+    assert_eq!(ready["tables"]["refused"], tables["refused"]);
+}
+
+async fn a_cheap_table_is_built_in_the_background_on_first_use(db: Db) {
+    let server = Server::start(db, "cheaptable").await;
+    // A 2x4 board and a goal of its own: its exact table (8! entries) is cheap.
+    let goal: Vec<u64> = vec![0, 1, 2, 3, 4, 5, 6, 7];
+    let job = json!({"puzzle": {"type": "sliding", "tiles": [4, 1, 2, 3, 0, 5, 6, 7], "cols": 4, "goal": goal},
+        "algorithm": "ida-star"});
+    let (status, first, _) = post(&server, "/v1/jobs", job.clone()).await;
+    assert_eq!(status, 202);
+    let id = first["id"].as_str().expect("id");
+    let (_, first) = get(&server, &format!("/v1/jobs/{id}?wait=30")).await;
+    assert_eq!(first["status"], "solved");
+    assert_eq!(first["result"]["heuristic"], "linear-conflict");
+    assert!(
+        first["result"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("being built")),
+        "{first}"
+    );
+    let layout = "2x4:exact:0.1.2.3.4.5.6.7";
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let tables = tables_status(&server).await;
+        if names(&tables["built"]).contains(&layout.to_string()) {
+            assert!(names(&tables["building"]).is_empty() && names(&tables["queued"]).is_empty());
+            break;
+        }
+        let pending = [&tables["building"], &tables["queued"]];
+        assert!(
+            pending
+                .iter()
+                .any(|l| names(l).contains(&layout.to_string())),
+            "neither built nor under way: {tables}"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never built: {tables}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, later, _) = post(&server, "/v1/solve", job).await;
+    assert_eq!(status, 200);
+    assert_eq!(later["result"]["heuristic"], "pattern-database");
+    assert_eq!(later["result"]["length"], 1);
+    assert!(later["result"].get("note").is_none(), "{later}");
+    // An explicit pattern-database on a goal whose table is missing is refused at once,
+    // and the table is queued so that a retry finds it.
+    let other = json!({"puzzle": {"type": "sliding", "tiles": [1, 0, 2, 3, 4, 5, 7, 6], "cols": 4, "goal": [0, 1, 2, 3, 4, 5, 7, 6]},
+        "heuristic": "pattern-database"});
+    let response = client()
+        .post(server.url("/v1/jobs"))
+        .json(&other)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(response.status().as_u16(), 422);
+    assert!(response.headers().contains_key("retry-after"));
+    let problem: Value = response.json().await.expect("problem");
+    assert_eq!(problem["pointer"], "/heuristic");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, retried, _) = post(&server, "/v1/jobs", other.clone()).await;
+        if status == 202 {
+            let id = retried["id"].as_str().expect("id");
+            let (_, done) = get(&server, &format!("/v1/jobs/{id}?wait=30")).await;
+            assert_eq!(done["result"]["heuristic"], "pattern-database");
+            break;
+        }
+        assert_eq!(status, 422);
+        assert!(std::time::Instant::now() < deadline, "never admitted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Every API test runs on both job stores, each on a database of its own.
 macro_rules! on_both_stores {
     ($($test:ident),* $(,)?) => {
@@ -736,4 +922,6 @@ on_both_stores!(
     a_full_queue_answers_503_with_retry_after_and_loses_nothing_accepted,
     sigterm_puts_running_jobs_back_in_the_queue_without_using_an_attempt,
     sokoban_levels_are_solved_validated_and_described,
+    a_large_table_is_never_built_for_a_request,
+    a_cheap_table_is_built_in_the_background_on_first_use,
 );

@@ -12,6 +12,7 @@ use super::wire::RequestError;
 use crate::jobs::JobError;
 use crate::jobs::service::SubmitError;
 use crate::jobs::store::StoreError;
+use crate::jobs::tables::LayoutState;
 
 #[derive(Debug, Serialize)]
 pub struct Problem {
@@ -319,13 +320,28 @@ impl From<SubmitError> for Problem {
 
 impl From<JobError> for Problem {
     fn from(error: JobError) -> Problem {
-        Problem::new(
+        let (pointer, retry_after) = match &error {
+            JobError::PartitionUnavailable { .. } => ("/partition", None),
+            // A build under way: a retry in a few seconds finds the tables.
+            JobError::TableNotReady {
+                field,
+                state: LayoutState::Queued | LayoutState::Building,
+                ..
+            } => (*field, Some(5)),
+            JobError::TableNotReady { field, .. } => (*field, None),
+            _ => ("/heuristic", None),
+        };
+        let problem = Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "unavailable-heuristic",
             "Heuristic unavailable",
             error.to_string(),
         )
-        .at("/heuristic")
+        .at(pointer);
+        match retry_after {
+            Some(seconds) => problem.retry_after(seconds),
+            None => problem,
+        }
     }
 }
 

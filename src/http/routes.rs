@@ -151,6 +151,8 @@ fn new_job(
     let request_hash = idempotency_key
         .as_ref()
         .map(|_| fingerprint(&spec, priority));
+    // Refused now, not accepted and failed later: tables it insists on must be ready.
+    crate::jobs::run::admit(&spec, state.service.tables())?;
     Ok(NewJob {
         spec,
         priority,
@@ -547,6 +549,7 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
                 "heuristics": HeuristicChoice::NAMES,
                 "partitions": {"4x4": ["7-8", "6-6-3"], "5x5": ["6-6-6-6"]},
                 "ready_tables": ready_tables(state.service.tables()),
+                "tables": tables_status(state.service.tables()),
                 "objectives": ["optimal", "any"],
                 "defaults": {"algorithm": "auto", "heuristic": "auto", "objective": "optimal", "goal": "blank-last"},
                 "board": {"min_side": 2, "max_side": 8, "max_cells": state.caps.max_board_cells},
@@ -570,6 +573,39 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
             "max_wait_seconds": MAX_WAIT_SECONDS,
         },
     }))
+}
+
+/// Which table layouts are built, building, queued and refused; what is held, and the
+/// caps.
+fn tables_status(tables: &crate::jobs::TableStore) -> serde_json::Value {
+    let status = tables.status();
+    let refused: Vec<serde_json::Value> = status
+        .refused
+        .iter()
+        .map(|(layout, reason)| serde_json::json!({"layout": layout, "reason": reason}))
+        .collect();
+    let mut view = serde_json::json!({
+        "built": status.built,
+        "building": status.building,
+        "queued": status.queued,
+        "refused": refused,
+        "held": {
+            "memory_tables": status.memory_tables,
+            "memory_bytes": status.memory_bytes,
+            "disk_tables": status.disk_tables,
+            "disk_bytes": status.disk_bytes,
+        },
+    });
+    if let Some(limits) = status.limits {
+        view["limits"] = serde_json::json!({
+            "max_tables": limits.max_tables,
+            "max_memory_bytes": limits.max_memory_bytes,
+            "max_disk_bytes": limits.max_disk_bytes,
+            "build_memory_bytes": limits.build_memory_bytes,
+            "build_tables": limits.allowed.iter().map(|rule| rule.to_string()).collect::<Vec<_>>(),
+        });
+    }
+    view
 }
 
 /// The standard partitions whose tables are built, for blank-last boards.
@@ -644,6 +680,7 @@ pub async fn readyz(
         "database": "ok",
         "workers": state.service.config().workers,
         "ready_tables": ready_tables(state.service.tables()),
+        "tables": tables_status(state.service.tables()),
     })))
 }
 
@@ -665,6 +702,7 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Result<Response, Pro
     metrics::gauge!("puzzled_queue_depth").set(queued as f64);
     metrics::gauge!("puzzled_jobs_running").set(state.service.running_jobs() as f64);
     metrics::gauge!("puzzled_workers").set(state.service.config().workers as f64);
+    state.service.tables().publish_counts();
     if let Some(limiter) = &state.access.limiter {
         metrics::gauge!("puzzled_rate_limited_callers").set(limiter.callers() as f64);
     }

@@ -219,6 +219,9 @@ pub struct JobOutcome {
     pub result: JobResult,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why the job ran on another heuristic than it would have used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -284,6 +287,7 @@ impl From<&JobReport> for JobOutcome {
                     .map(|boards| boards.iter().map(BoardView::from).collect()),
             },
             error,
+            note: report.note.clone(),
         }
     }
 }
@@ -373,6 +377,10 @@ pub struct ResultView {
     pub pushes: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boards: Option<Vec<BoardView>>,
+    /// Why the job ran on another heuristic than it would have used (its pattern
+    /// databases were not built yet, or are not built by this service).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 pub fn timestamp(ms: i64) -> String {
@@ -442,6 +450,7 @@ impl From<&JobRecord> for JobView {
                     .filter(|_| is_sokoban)
                     .map(sokoban::count_pushes),
                 boards,
+                note: r.note.clone(),
             }
         });
         JobView {

@@ -6,6 +6,7 @@
 //! free pages back, held it at 23–30 MiB.
 
 use std::sync::Mutex;
+use std::sync::mpsc::{Sender, channel};
 use std::time::{Duration, Instant};
 
 /// Trims at most this often: a trim walks and locks every arena in turn, and a busy
@@ -31,6 +32,37 @@ impl Trimmer {
         release_free_pages();
         true
     }
+}
+
+/// Drops `value` on the reclaimer thread. Freeing a table of hundreds of megabytes takes
+/// a while (page tables, `munmap`); a job stopped at its deadline reports first and lets
+/// that thread free what it held.
+pub fn drop_in_background<T: Send + 'static>(value: T) {
+    off_path(move || drop(value));
+}
+
+/// Runs `work` on the reclaimer thread, in the order given: freeing, then trimming.
+pub fn off_path(work: impl FnOnce() + Send + 'static) {
+    type Work = Box<dyn FnOnce() + Send>;
+    static RECLAIMER: Mutex<Option<Sender<Work>>> = Mutex::new(None);
+    let mut reclaimer = RECLAIMER.lock().unwrap_or_else(|e| e.into_inner());
+    let sender = reclaimer.get_or_insert_with(|| {
+        let (sender, receiver) = channel::<Work>();
+        let spawned = std::thread::Builder::new()
+            .name("reclaimer".into())
+            .spawn(move || {
+                for work in receiver {
+                    work();
+                }
+            });
+        if let Err(error) = spawned {
+            tracing::warn!(%error, "no reclaimer thread; freeing in place");
+        }
+        sender
+    });
+    // Without the thread the send fails and hands the work back, dropped undone: a
+    // value is freed here, a trim skipped.
+    let _ = sender.send(Box::new(work));
 }
 
 /// How many arenas the service's allocator may use.
@@ -82,5 +114,25 @@ mod tests {
         // As if the last trim were one interval ago.
         *trimmer.last.lock().expect("lock") = Instant::now().checked_sub(MIN_INTERVAL);
         assert!(trimmer.search_ended());
+    }
+
+    #[test]
+    fn big_things_are_freed_off_the_callers_path_in_order() {
+        struct SlowToFree(std::sync::mpsc::Sender<&'static str>);
+        impl Drop for SlowToFree {
+            fn drop(&mut self) {
+                std::thread::sleep(Duration::from_millis(300));
+                let _ = self.0.send("freed");
+            }
+        }
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let started = Instant::now();
+        drop_in_background(SlowToFree(sender.clone()));
+        off_path(move || {
+            let _ = sender.send("then trimmed");
+        });
+        assert!(started.elapsed() < Duration::from_millis(100));
+        let order: Vec<&str> = receiver.iter().take(2).collect();
+        assert_eq!(order, ["freed", "then trimmed"]);
     }
 }

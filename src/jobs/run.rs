@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::spec::{AlgorithmChoice, HeuristicChoice, JobSpec, Objective, PuzzleSpec};
-use super::tables::{TableError, TableStore};
+use super::tables::{Layout, LayoutState, TableError, TableStore};
 use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
 use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
@@ -34,8 +34,35 @@ pub enum JobError {
         heuristic: &'static str,
         puzzle: &'static str,
     },
+    #[error("partition {partition} is not available for a {rows}x{cols} board: {why}")]
+    PartitionUnavailable {
+        partition: &'static str,
+        rows: usize,
+        cols: usize,
+        why: String,
+    },
+    /// Refused when the request arrives: a job never waits for a table build.
+    #[error("{}", table_not_ready(layout, *state))]
+    TableNotReady {
+        layout: String,
+        /// The request field that asked for it: `/partition` or `/heuristic`.
+        field: &'static str,
+        state: LayoutState,
+    },
     #[error(transparent)]
     Table(#[from] TableError),
+}
+
+fn table_not_ready(layout: &str, state: LayoutState) -> String {
+    match state {
+        LayoutState::Refused(refusal) => format!(
+            "the pattern databases this request needs ({layout}) are not built: {}; heuristic auto runs without them",
+            refusal.explain()
+        ),
+        _ => format!(
+            "the pattern databases this request needs ({layout}) are being built; try again in a few seconds, or use heuristic auto"
+        ),
+    }
 }
 
 /// Why a search ended without a plan but without an error.
@@ -113,6 +140,8 @@ pub struct JobReport {
     pub stats: Stats,
     /// Boards after each step, when the spec asked for them.
     pub boards: Option<Vec<Board>>,
+    /// Why the job ran on another heuristic than the one it would have used.
+    pub note: Option<String>,
 }
 
 /// The concrete search a spec resolves to.
@@ -122,6 +151,8 @@ pub struct Resolved {
     pub heuristic: HeuristicChoice,
     pub weight: Weight,
     pub evaluation: Evaluation,
+    /// For the report: why the heuristic is not the one asked for (tables not ready).
+    pub note: Option<String>,
 }
 
 /// What scores states: per puzzle, the concrete heuristic.
@@ -205,6 +236,7 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
         heuristic,
         weight,
         evaluation: Evaluation::Sokoban(phases),
+        note: None,
     })
 }
 
@@ -214,13 +246,32 @@ fn resolve_sliding(
     tables: &TableStore,
 ) -> Result<Resolved, JobError> {
     let geometry = puzzle.geometry();
-    let heuristic = match spec.heuristic {
+    let (mut heuristic, mut note) = match spec.heuristic {
         HeuristicChoice::Auto => auto_heuristic(puzzle, tables),
-        other => other,
+        other => (other, None),
     };
     // Parity proves an unsolvable board at once; it needs no tables built for it.
     let evaluator = if puzzle.is_solvable() {
-        sliding_evaluator(puzzle, heuristic, tables)?
+        match sliding_evaluator(puzzle, heuristic, tables) {
+            // Admitted when its tables were ready, they are gone now (evicted, or this
+            // worker never had them): the job runs without them rather than build them.
+            Err(JobError::Table(TableError::NotReady)) => {
+                if let HeuristicChoice::PatternDatabase(kind) = heuristic
+                    && let Ok(layout) = pdb_layout(puzzle, kind, tables)
+                    && tables.allows(&layout)
+                {
+                    tables.request(&layout);
+                }
+                metrics::counter!("puzzled_table_fallbacks_total").increment(1);
+                note = Some(format!(
+                    "the pattern databases were not ready when the job ran; it used {}",
+                    HeuristicChoice::LinearConflict.name()
+                ));
+                heuristic = HeuristicChoice::LinearConflict;
+                Evaluator::LinearConflict
+            }
+            other => other?,
+        }
     } else {
         Evaluator::Misplaced
     };
@@ -253,46 +304,179 @@ fn resolve_sliding(
         heuristic,
         weight,
         evaluation: Evaluation::Sliding(evaluator),
+        note,
     })
 }
 
-/// The strongest heuristic that needs no long build: exact tables (milliseconds to
-/// build) on tiny boards, pattern databases only once their tables are ready, and
-/// linear conflict otherwise. `puzzled tables` (or the service at start-up) builds them.
-fn auto_heuristic(puzzle: &SlidingPuzzle, tables: &TableStore) -> HeuristicChoice {
-    let geometry = puzzle.geometry();
-    if geometry.cells() <= MAX_EXACT_CELLS {
-        return HeuristicChoice::PatternDatabase(None);
-    }
-    let blank_goal = puzzle.goal().iter().position(|&t| t == 0).unwrap_or(0);
-    let ready = |kind: PartitionKind| {
-        Partition::standard(kind, geometry, blank_goal).is_ok_and(|p| {
-            p.patterns
-                .iter()
-                .all(|cells| tables.has_pattern_db(geometry, cells))
-        })
-    };
-    let candidates: &[PartitionKind] = match (geometry.rows, geometry.cols) {
+/// The standard partitions of a board, strongest first.
+fn partition_kinds(geometry: sliding::Geometry) -> &'static [PartitionKind] {
+    match (geometry.rows, geometry.cols) {
         (4, 4) => &[PartitionKind::SevenEight, PartitionKind::SixSixThree],
         (5, 5) => &[PartitionKind::SixSixSixSix],
         _ => &[],
-    };
-    match candidates.iter().copied().find(|&kind| ready(kind)) {
-        Some(kind) => HeuristicChoice::PatternDatabase(Some(kind)),
-        None => HeuristicChoice::LinearConflict,
     }
+}
+
+/// The strongest heuristic whose tables are ready: the exact table on boards of ≤ 9
+/// cells, else the strongest standard partition. Missing tables that may be built are
+/// queued for the background builder (cheap ones for any goal, large ones where the
+/// operator allows them); meanwhile the job runs on linear conflict, with a note. The
+/// command line builds a small board's exact table at once (milliseconds).
+fn auto_heuristic(
+    puzzle: &SlidingPuzzle,
+    tables: &TableStore,
+) -> (HeuristicChoice, Option<String>) {
+    let geometry = puzzle.geometry();
+    let goal = puzzle.goal();
+    let candidates: Vec<(HeuristicChoice, Layout)> = if geometry.cells() <= MAX_EXACT_CELLS {
+        vec![(
+            HeuristicChoice::PatternDatabase(None),
+            Layout::exact(geometry, goal),
+        )]
+    } else {
+        partition_kinds(geometry)
+            .iter()
+            .map(|&kind| {
+                (
+                    HeuristicChoice::PatternDatabase(Some(kind)),
+                    Layout::partition(kind, geometry, goal),
+                )
+            })
+            .collect()
+    };
+    if candidates.is_empty() {
+        return (HeuristicChoice::LinearConflict, None);
+    }
+    for (choice, layout) in &candidates {
+        if tables.is_ready(layout) {
+            return (*choice, None);
+        }
+        // A stronger layout than the one ready is built where the operator allows it.
+        if tables.allows(layout) {
+            tables.request(layout);
+        }
+    }
+    if !tables.is_managed() && geometry.cells() <= MAX_EXACT_CELLS {
+        return (HeuristicChoice::PatternDatabase(None), None);
+    }
+    let states: Vec<(Layout, LayoutState)> = candidates
+        .into_iter()
+        .map(|(_, layout)| {
+            let state = tables.request(&layout);
+            (layout, state)
+        })
+        .collect();
+    metrics::counter!("puzzled_table_fallbacks_total").increment(1);
+    (
+        HeuristicChoice::LinearConflict,
+        Some(fallback_note(&states)),
+    )
+}
+
+/// Why `auto` ran on linear conflict: which tables it would have used, and when.
+fn fallback_note(states: &[(Layout, LayoutState)]) -> String {
+    let fallback = HeuristicChoice::LinearConflict.name();
+    let what = |layout: &Layout| match layout {
+        Layout::Exact { .. } => format!("the exact table for this goal ({})", layout.name()),
+        Layout::Partition { .. } => format!(
+            "the {} pattern databases for this goal ({})",
+            layout.kind_name(),
+            layout.name()
+        ),
+    };
+    let coming = states
+        .iter()
+        .find(|(_, state)| matches!(state, LayoutState::Queued | LayoutState::Building));
+    if let Some((layout, _)) = coming {
+        return format!(
+            "{} are being built in the background; this job used {fallback}, later jobs use them",
+            what(layout)
+        );
+    }
+    let refusals: Vec<String> = states
+        .iter()
+        .map(|(layout, state)| match state {
+            LayoutState::Refused(refusal) => format!("{}: {}", what(layout), refusal.explain()),
+            _ => what(layout),
+        })
+        .collect();
+    format!(
+        "no pattern database for this goal is built ({}); this job used {fallback}",
+        refusals.join("; ")
+    )
 }
 
 /// The partition `pattern-database` means when none is named: the strongest ready one,
 /// or the smallest that can be built (6-6-3 on 4×4, 6-6-6-6 on 5×5).
 fn default_partition(puzzle: &SlidingPuzzle, tables: &TableStore) -> Option<PartitionKind> {
-    match auto_heuristic(puzzle, tables) {
-        HeuristicChoice::PatternDatabase(Some(kind)) => Some(kind),
-        _ => match (puzzle.geometry().rows, puzzle.geometry().cols) {
-            (4, 4) => Some(PartitionKind::SixSixThree),
-            (5, 5) => Some(PartitionKind::SixSixSixSix),
-            _ => None,
-        },
+    let geometry = puzzle.geometry();
+    let kinds = partition_kinds(geometry);
+    kinds
+        .iter()
+        .copied()
+        .find(|&kind| tables.is_ready(&Layout::partition(kind, geometry, puzzle.goal())))
+        .or_else(|| kinds.last().copied())
+}
+
+/// The tables `pattern-database` (with `kind`, if named) needs for this puzzle.
+fn pdb_layout(
+    puzzle: &SlidingPuzzle,
+    kind: Option<PartitionKind>,
+    tables: &TableStore,
+) -> Result<Layout, JobError> {
+    let geometry = puzzle.geometry();
+    if kind.is_none() && geometry.cells() <= MAX_EXACT_CELLS {
+        return Ok(Layout::exact(geometry, puzzle.goal()));
+    }
+    let kind = kind
+        .or_else(|| default_partition(puzzle, tables))
+        .ok_or_else(|| JobError::HeuristicUnavailable {
+            heuristic: "pattern-database",
+            rows: geometry.rows,
+            cols: geometry.cols,
+            why: "pattern databases are laid out for 3x3 (exact), 4x4 and 5x5 boards".into(),
+        })?;
+    let blank_goal = puzzle.goal().iter().position(|&t| t == 0).unwrap_or(0);
+    Partition::standard(kind, geometry, blank_goal).map_err(|e| {
+        JobError::PartitionUnavailable {
+            partition: kind.name(),
+            rows: geometry.rows,
+            cols: geometry.cols,
+            why: e.to_string(),
+        }
+    })?;
+    Ok(Layout::partition(kind, geometry, puzzle.goal()))
+}
+
+/// Checks, when a request arrives, that the tables an explicit `pattern-database`
+/// needs are ready: the service never makes a job wait for a build, nor accepts a job
+/// it would then fail. A missing cheap layout is queued, so that a retry in a few
+/// seconds finds it. `auto` needs no check: it runs on what is ready.
+pub fn admit(spec: &JobSpec, tables: &TableStore) -> Result<(), JobError> {
+    let (PuzzleSpec::Sliding(puzzle), HeuristicChoice::PatternDatabase(kind)) =
+        (&spec.puzzle, spec.heuristic)
+    else {
+        return Ok(());
+    };
+    // Parity answers an unsolvable board without tables.
+    if !puzzle.is_solvable() {
+        return Ok(());
+    }
+    let layout = pdb_layout(puzzle, kind, tables)?;
+    if !tables.is_managed() {
+        return Ok(());
+    }
+    match tables.request(&layout) {
+        LayoutState::Ready => Ok(()),
+        state => Err(JobError::TableNotReady {
+            layout: layout.name(),
+            field: if kind.is_some() {
+                "/partition"
+            } else {
+                "/heuristic"
+            },
+            state,
+        }),
     }
 }
 
@@ -313,27 +497,27 @@ fn sliding_evaluator(
         HeuristicChoice::Misplaced => Evaluator::Misplaced,
         HeuristicChoice::Manhattan => Evaluator::Manhattan,
         HeuristicChoice::LinearConflict => Evaluator::LinearConflict,
-        HeuristicChoice::PatternDatabase(None) if geometry.cells() <= MAX_EXACT_CELLS => {
-            Evaluator::Exact(tables.exact(geometry, puzzle.goal())?)
-        }
         HeuristicChoice::PatternDatabase(kind) => {
+            let partition = match pdb_layout(puzzle, kind, tables)? {
+                Layout::Exact { .. } => {
+                    return Ok(Evaluator::Exact(tables.exact(geometry, puzzle.goal())?));
+                }
+                Layout::Partition { kind, blank, .. } => Partition::standard(kind, geometry, blank)
+                    .map_err(|e| JobError::PartitionUnavailable {
+                        partition: kind.name(),
+                        rows: geometry.rows,
+                        cols: geometry.cols,
+                        why: e.to_string(),
+                    })?,
+            };
             let unavailable = |why: String| JobError::HeuristicUnavailable {
                 heuristic: "pattern-database",
                 rows: geometry.rows,
                 cols: geometry.cols,
                 why,
             };
-            let blank_goal = puzzle.goal().iter().position(|&t| t == 0).unwrap_or(0);
-            let kind = kind
-                .or_else(|| default_partition(puzzle, tables))
-                .ok_or_else(|| {
-                    unavailable(
-                        "pattern databases are laid out for 3x3 (exact), 4x4 and 5x5 boards".into(),
-                    )
-                })?;
-            let partition = Partition::standard(kind, geometry, blank_goal)
-                .map_err(|e| unavailable(e.to_string()))?;
-            // Tables build independently: one thread each, so a cold start waits for the largest.
+            // One thread a table: on the command line a cold start builds them in parallel
+            // and waits for the largest; the service only loads them.
             let dbs = std::thread::scope(|scope| {
                 let builds: Vec<_> = partition
                     .patterns
@@ -497,6 +681,7 @@ fn failed(resolved: &Resolved, why: &str, stats: Stats) -> JobReport {
         optimal: false,
         stats,
         boards: None,
+        note: resolved.note.clone(),
     }
 }
 
@@ -558,6 +743,7 @@ fn job_report<A>(
         optimal: false,
         stats: report.stats,
         boards: None,
+        note: resolved.note.clone(),
     };
     job.status = match report.outcome {
         Outcome::Solved(solution) => match check(&solution.actions) {
@@ -589,5 +775,90 @@ pub fn run_job(
     progress: Option<Progress>,
 ) -> Result<JobReport, JobError> {
     let resolved = resolve(spec, tables)?;
-    Ok(run_resolved(spec, &resolved, cancel, progress))
+    let report = run_resolved(spec, &resolved, cancel, progress);
+    // The job may hold the last copy of a table evicted while it ran: freeing hundreds of
+    // megabytes is not the report's business.
+    if let Evaluation::Sliding(Evaluator::PatternDatabase(_) | Evaluator::Exact(_)) =
+        resolved.evaluation
+    {
+        super::memory::drop_in_background(resolved);
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::jobs::spec::JobLimits;
+    use crate::jobs::tables::TableLimits;
+    use crate::puzzles::sliding::GoalSpec;
+
+    fn blank_first_job(tiles: &[u64], heuristic: HeuristicChoice) -> JobSpec {
+        JobSpec {
+            puzzle: PuzzleSpec::Sliding(
+                SlidingPuzzle::new(tiles, None, &GoalSpec::BlankFirst).expect("valid"),
+            ),
+            algorithm: AlgorithmChoice::Auto,
+            heuristic,
+            objective: Objective::Optimal,
+            weight: None,
+            limits: JobLimits::default(),
+            include_boards: false,
+        }
+    }
+
+    /// A blank-first 15-puzzle: `auto` runs on linear conflict while the background
+    /// builder makes its 6-6-3 tables (about 50 s in a debug build, seconds in release),
+    /// then on the pattern databases; an explicit request is refused until then.
+    #[test]
+    fn a_blank_first_15_puzzle_gets_its_6_6_3_tables_in_the_background() {
+        let tables = Arc::new(TableStore::managed(None, TableLimits::default()));
+        let builder = tables.start_builder().expect("thread");
+        let tiles: Vec<u64> = vec![1, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+        let auto = blank_first_job(&tiles, HeuristicChoice::Auto);
+        let first = resolve(&auto, &tables).expect("resolves");
+        assert_eq!(first.heuristic, HeuristicChoice::LinearConflict);
+        assert!(
+            first
+                .note
+                .as_deref()
+                .is_some_and(|n| n.contains("4x4:6-6-3:blank-first") && n.contains("being built")),
+            "{:?}",
+            first.note
+        );
+        let explicit = blank_first_job(&tiles, HeuristicChoice::PatternDatabase(None));
+        assert!(matches!(
+            admit(&explicit, &tables),
+            Err(JobError::TableNotReady {
+                field: "/heuristic",
+                state: LayoutState::Queued | LayoutState::Building,
+                ..
+            })
+        ));
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while !tables
+            .status()
+            .built
+            .contains(&"4x4:6-6-3:blank-first".to_string())
+        {
+            assert!(
+                Instant::now() < deadline,
+                "never built: {:?}",
+                tables.status()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        admit(&explicit, &tables).expect("ready now");
+        let report = run_job(&auto, &tables, CancelFlag::new(), None).expect("runs");
+        assert_eq!(
+            report.heuristic,
+            HeuristicChoice::PatternDatabase(Some(PartitionKind::SixSixThree))
+        );
+        assert_eq!(report.note, None);
+        assert_eq!(report.plan.map(|p| p.length), Some(1));
+        tables.shutdown();
+        builder.join().expect("builder ends");
+    }
 }

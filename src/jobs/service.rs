@@ -557,7 +557,10 @@ impl JobService {
                     interval: PROGRESS_INTERVAL,
                 };
                 let ran = run::run_job(&spec, &tables, cancel, Some(progress));
-                trimmer.search_ended();
+                // After the job's tables are freed, and off the path to its report.
+                super::memory::off_path(move || {
+                    trimmer.search_ended();
+                });
                 ran
             })
         };

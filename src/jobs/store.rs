@@ -84,6 +84,8 @@ pub struct ResultRecord {
     pub unique_states: Option<u64>,
     pub threshold: Option<u32>,
     pub elapsed_us: u64,
+    /// Why the job ran on another heuristic than the one it would have used.
+    pub note: Option<String>,
 }
 
 impl ResultRecord {
@@ -100,6 +102,7 @@ impl ResultRecord {
             unique_states: report.stats.unique_states,
             threshold: report.stats.bound,
             elapsed_us: report.stats.elapsed.as_micros() as u64,
+            note: report.note.clone(),
         }
     }
 }
@@ -279,7 +282,7 @@ macro_rules! columns {
         "id, status, reason, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, \
     weight_percent, max_nodes, timeout_ms, include_boards, created_at, started_at, finished_at, attempts, lease_token, progress_nodes, \
     progress_threshold, progress_elapsed_ms, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, nodes_expanded, \
-    nodes_generated, unique_states, threshold, elapsed_us, error, owner"
+    nodes_generated, unique_states, threshold, elapsed_us, error, owner, note"
     };
 }
 
@@ -638,8 +641,8 @@ impl Store {
         let query = sqlx::query(
             "UPDATE jobs SET status = $1, reason = $2, finished_at = $3, resolved_algorithm = $4, resolved_heuristic = $5, \
              plan = $6, plan_length = $7, optimal = $8, nodes_expanded = $9, nodes_generated = $10, unique_states = $11, \
-             threshold = $12, elapsed_us = $13, error = $14, lease_expires_at = NULL, finishes = finishes + 1 \
-             WHERE id = $15 AND lease_token = $16 AND status = 'running'",
+             threshold = $12, elapsed_us = $13, error = $14, note = $15, lease_expires_at = NULL, finishes = finishes + 1 \
+             WHERE id = $16 AND lease_token = $17 AND status = 'running'",
         );
         let written = bind_result(
             query,
@@ -667,8 +670,8 @@ impl Store {
     /// Inserts jobs that ran to their end before they were ever queued (small synchronous
     /// solves), all in one statement: one commit for the whole batch.
     pub async fn insert_finished(&self, jobs: &[JobRecord]) -> Result<(), StoreError> {
-        /// Parameters per row: the result's 14, then the job's 19.
-        const PARAMETERS: usize = 33;
+        /// Parameters per row: the result's 15, then the job's 19.
+        const PARAMETERS: usize = 34;
         if jobs.is_empty() {
             return Ok(());
         }
@@ -689,7 +692,7 @@ impl Store {
             .collect();
         let sql = format!(
             "INSERT INTO jobs (status, reason, finished_at, resolved_algorithm, resolved_heuristic, plan, plan_length, optimal, \
-             nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, \
+             nodes_expanded, nodes_generated, unique_states, threshold, elapsed_us, error, note, \
              id, priority, puzzle_type, tiles, cols, goal, level, algorithm, heuristic, partition_kind, objective, weight_percent, \
              max_nodes, timeout_ms, include_boards, created_at, started_at, attempts, owner, finishes) VALUES {}",
             rows.join(", ")
@@ -890,7 +893,7 @@ fn sqlite_url_creating(url: &str) -> String {
 }
 
 /// Binds a finished job's columns, in the order `finish` and `insert_finished` name
-/// them: status, reason, finished_at, the result, then the error.
+/// them: status, reason, finished_at, the result, then the error and the note.
 fn bind_result<'q>(
     query: Query<'q, Any, AnyArguments>,
     status: &JobStatus,
@@ -920,6 +923,7 @@ fn bind_result<'q>(
         .bind(result.threshold.map(i64::from))
         .bind(result.elapsed_us as i64)
         .bind(error)
+        .bind(result.note.clone())
 }
 
 /// Binds a spec's columns, in the order both inserts name them: puzzle_type, tiles, cols,
@@ -1110,6 +1114,7 @@ fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
                 .try_get::<Option<i64>, _>("threshold")?
                 .map(|t| t as u32),
             elapsed_us: row.try_get::<Option<i64>, _>("elapsed_us")?.unwrap_or(0) as u64,
+            note: row.try_get("note")?,
         }),
         _ => None,
     };

@@ -2,7 +2,10 @@
 //! a breadth-first search back from the goal gives every reachable state's exact
 //! distance, and a search guided by it walks straight down an optimal path.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::framing::{frame, unframe};
+use super::pdb::STOP_CHECK_INTERVAL;
 use super::{Geometry, MAX_CELLS, Move};
 
 pub const MAX_EXACT_CELLS: usize = 9;
@@ -15,6 +18,8 @@ pub enum ExactError {
     BoardTooLarge(usize),
     #[error("stored table is damaged or for another goal")]
     Damaged,
+    #[error("the build was stopped")]
+    Stopped,
 }
 
 /// Lehmer rank of a full permutation of `0..cells.len()`.
@@ -66,7 +71,18 @@ pub struct ExactTable {
 }
 
 impl ExactTable {
-    pub fn build(geometry: Geometry, goal: &[u8]) -> Result<ExactTable, ExactError> {
+    /// Memory a build holds at its peak: a byte a state, and the queue (4 bytes for each
+    /// of the half that is reachable).
+    pub fn build_bytes(geometry: Geometry) -> u128 {
+        (1..=geometry.cells() as u128).product::<u128>() * 3
+    }
+
+    /// Builds the table; gives up with [`ExactError::Stopped`] soon after `stop` is set.
+    pub fn build(
+        geometry: Geometry,
+        goal: &[u8],
+        stop: &AtomicBool,
+    ) -> Result<ExactTable, ExactError> {
         let cells = geometry.cells();
         if cells > MAX_EXACT_CELLS {
             return Err(ExactError::BoardTooLarge(cells));
@@ -80,6 +96,9 @@ impl ExactTable {
         let mut board = [0u8; MAX_CELLS];
         let mut head = 0;
         while head < queue.len() {
+            if head % STOP_CHECK_INTERVAL == 0 && stop.load(Ordering::Relaxed) {
+                return Err(ExactError::Stopped);
+            }
             let index = queue[head] as usize;
             head += 1;
             let board = &mut board[..cells];

@@ -1,3 +1,4 @@
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
 use proptest::prelude::*;
@@ -12,11 +13,20 @@ fn puzzle(tiles: &[u64], cols: Option<usize>, goal: &GoalSpec) -> SlidingPuzzle 
     SlidingPuzzle::new(tiles, cols, goal).expect("valid puzzle")
 }
 
+/// A stop flag nobody sets.
+fn go() -> AtomicBool {
+    AtomicBool::new(false)
+}
+
 fn blank_last_3x3() -> &'static ExactTable {
     static TABLE: OnceLock<ExactTable> = OnceLock::new();
     TABLE.get_or_init(|| {
-        ExactTable::build(Geometry { rows: 3, cols: 3 }, &[1, 2, 3, 4, 5, 6, 7, 8, 0])
-            .expect("3x3 fits")
+        ExactTable::build(
+            Geometry { rows: 3, cols: 3 },
+            &[1, 2, 3, 4, 5, 6, 7, 8, 0],
+            &go(),
+        )
+        .expect("3x3 fits")
     })
 }
 
@@ -182,7 +192,7 @@ fn the_exact_table_matches_the_known_8_puzzle_facts() {
 fn exact_tables_survive_a_round_trip_and_reject_damage() {
     let g = Geometry { rows: 2, cols: 3 };
     let goal = [1, 2, 3, 4, 5, 0];
-    let table = ExactTable::build(g, &goal).expect("small");
+    let table = ExactTable::build(g, &goal, &go()).expect("small");
     assert_eq!(table.reachable_states(), 360);
     let bytes = table.to_bytes();
     assert_eq!(ExactTable::from_bytes(&bytes, g, &goal), Ok(table));
@@ -224,7 +234,7 @@ fn parity_agrees_with_reachability_on_every_small_board_shape() {
             let goal_board = puzzle(&random_board(rows * cols, 1), Some(cols), &goal)
                 .goal()
                 .to_vec();
-            let table = ExactTable::build(g, &goal_board).expect("small");
+            let table = ExactTable::build(g, &goal_board, &go()).expect("small");
             for seed in 0..200 {
                 let p = puzzle(&random_board(rows * cols, seed), Some(cols), &goal);
                 assert_eq!(
@@ -286,7 +296,7 @@ fn small_pdb(goal: &[u8]) -> PdbSet {
     let partition = Partition::new("4-4", g, blank, patterns.clone()).expect("valid");
     let tables = patterns
         .iter()
-        .map(|p| Arc::new(PatternDb::build(g, p, |_| {}).expect("small")))
+        .map(|p| Arc::new(PatternDb::build(g, p, |_| {}, &go()).expect("small")))
         .collect();
     PdbSet::new(g, goal, partition, tables).expect("consistent")
 }
@@ -344,7 +354,7 @@ fn pattern_databases_with_mirror_are_admissible_for_an_off_corner_goal() {
         "the mirrored board would put a tile on the blank's goal"
     );
     let g = Geometry { rows: 3, cols: 3 };
-    let table = ExactTable::build(g, &goal).expect("small");
+    let table = ExactTable::build(g, &goal, &go()).expect("small");
     let set = Arc::new(set);
     for seed in 0..300 {
         let p = puzzle(
@@ -368,12 +378,12 @@ fn pattern_databases_with_mirror_are_admissible_for_an_off_corner_goal() {
 #[test]
 fn pattern_databases_survive_a_round_trip() {
     let g = Geometry { rows: 3, cols: 3 };
-    let db = PatternDb::build(g, &[0, 1, 2], |_| {}).expect("small");
+    let db = PatternDb::build(g, &[0, 1, 2], |_| {}, &go()).expect("small");
     assert_eq!(db.memory_bytes(), 9 * 8 * 7);
     assert_eq!(db.lookup(&[0, 1, 2]), 0, "the goal placement costs nothing");
     assert_eq!(db.lookup(&[3, 1, 2]), 1, "one tile one step below its goal");
     // With one pattern tile the table is that tile's Manhattan distance.
-    let single = PatternDb::build(g, &[4], |_| {}).expect("small");
+    let single = PatternDb::build(g, &[4], |_| {}, &go()).expect("small");
     for cell in 0..9u8 {
         assert_eq!(
             usize::from(single.lookup(&[cell])),
@@ -420,4 +430,27 @@ fn standard_partitions_cover_every_tile_but_the_blank() {
         PatternDb::check_size(Geometry { rows: 6, cols: 6 }, 4).is_err(),
         "36 cells exceed the mask width"
     );
+}
+
+#[test]
+fn a_stopped_build_gives_up_with_stopped() {
+    let g4 = Geometry { rows: 4, cols: 4 };
+    let stopped = AtomicBool::new(true);
+    let started = std::time::Instant::now();
+    // A 6-tile 4×4 table: seconds of work, given up at the first check.
+    assert_eq!(
+        PatternDb::build(g4, &[1, 2, 3, 4, 5, 6], |_| {}, &stopped),
+        Err(pdb::PdbError::Stopped)
+    );
+    let g3 = Geometry { rows: 3, cols: 3 };
+    assert_eq!(
+        ExactTable::build(g3, &[1, 2, 3, 4, 5, 6, 7, 8, 0], &stopped),
+        Err(exact::ExactError::Stopped)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_millis(500));
+    assert!(
+        PatternDb::build_bytes(g4, 8) > 5_000_000_000,
+        "the 8-tile 4x4 build needs gigabytes"
+    );
+    assert!(PatternDb::build_bytes(g4, 6) < 100_000_000);
 }
