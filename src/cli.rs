@@ -101,7 +101,7 @@ pub struct ServeArgs {
     #[arg(long, env = "PUZZLED_MAX_CONNECTIONS", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: u64,
     /// Open connections from one IP address (on each listener); more are closed at once
-    #[arg(long, env = "PUZZLED_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, env = "PUZZLED_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections_per_client: u64,
     /// Most cells of a sliding board (8x8 = 64 is the most the solver takes); more is 422
     #[arg(long, env = "PUZZLED_MAX_BOARD_CELLS", default_value_t = 64)]

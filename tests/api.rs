@@ -271,6 +271,47 @@ async fn errors_are_problem_json_with_the_right_status(db: Db) {
             "{problem}"
         );
     }
+    // A request that cannot run is refused when it arrives, never accepted and failed.
+    let mut six: Vec<u64> = (1..36).collect();
+    six.extend([0]);
+    six.swap(34, 35);
+    let cannot_run = [
+        (
+            json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 0]}, "heuristic": "matching"}),
+            "/heuristic",
+            "does not apply to sliding",
+        ),
+        (
+            json!({"puzzle": {"type": "sokoban", "level": "#####\n#@$.#\n#####"}, "heuristic": "manhattan"}),
+            "/heuristic",
+            "does not apply to sokoban",
+        ),
+        (
+            json!({"puzzle": {"type": "sliding", "tiles": six}, "heuristic": "pattern-database"}),
+            "/heuristic",
+            "not available for a 6x6 board",
+        ),
+    ];
+    for (body, pointer, detail) in cannot_run {
+        for path in ["/v1/jobs", "/v1/solve"] {
+            let (status, problem, _) = post(&server, path, body.clone()).await;
+            assert_eq!(status, 422, "{path}: {problem}");
+            assert_eq!(problem["pointer"], pointer, "{problem}");
+            assert!(
+                problem["detail"]
+                    .as_str()
+                    .is_some_and(|d| d.contains(detail)),
+                "{problem}"
+            );
+        }
+    }
+    let (_, list) = get(&server, "/v1/jobs").await;
+    assert!(
+        list["jobs"]
+            .as_array()
+            .is_some_and(|jobs| jobs.iter().all(|j| j["status"] != "failed")),
+        "{list}"
+    );
     // A path that is not UTF-8 is a problem too, not plain text.
     let response = http
         .get(server.url("/v1/jobs/%FF%FE"))

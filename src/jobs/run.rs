@@ -448,11 +448,31 @@ fn pdb_layout(
     Ok(Layout::partition(kind, geometry, puzzle.goal()))
 }
 
-/// Checks, when a request arrives, that the tables an explicit `pattern-database`
-/// needs are ready: the service never makes a job wait for a build, nor accepts a job
+/// Checks, when a request arrives, that its heuristic fits its puzzle and that the
+/// tables an explicit `pattern-database` needs are ready: the service never makes a job wait for a build, nor accepts a job
 /// it would then fail. A missing cheap layout is queued, so that a retry in a few
 /// seconds finds it. `auto` needs no check: it runs on what is ready.
 pub fn admit(spec: &JobSpec, tables: &TableStore) -> Result<(), JobError> {
+    // A heuristic of the other kind of puzzle is refused here, not failed by a worker.
+    let for_sokoban = matches!(
+        spec.heuristic,
+        HeuristicChoice::Matching | HeuristicChoice::ClosestGoal
+    );
+    match &spec.puzzle {
+        PuzzleSpec::Sliding(_) if for_sokoban => {
+            return Err(JobError::WrongPuzzle {
+                heuristic: spec.heuristic.name(),
+                puzzle: "sliding",
+            });
+        }
+        PuzzleSpec::Sokoban(_) if !for_sokoban && spec.heuristic != HeuristicChoice::Auto => {
+            return Err(JobError::WrongPuzzle {
+                heuristic: spec.heuristic.name(),
+                puzzle: "sokoban",
+            });
+        }
+        _ => {}
+    }
     let (PuzzleSpec::Sliding(puzzle), HeuristicChoice::PatternDatabase(kind)) =
         (&spec.puzzle, spec.heuristic)
     else {
