@@ -22,9 +22,22 @@ use sqlx::{Connection, Executor, Row};
 const KORF_88: [u64; 16] = [15, 2, 12, 11, 14, 13, 9, 5, 1, 3, 8, 7, 0, 10, 6, 4];
 
 fn api(store: &TestStore) -> Server {
-    // These tests submit hundreds of jobs from one address on purpose: the per-client
-    // limit (tested in tests/limits.rs) is raised to the global one.
-    Server::launch(store, &["--role", "api", "--max-queued-per-client", "1000"])
+    // These tests submit hundreds of jobs from one address at once, on purpose: the
+    // per-client limits on queued jobs and connections (tested in tests/limits.rs) are
+    // raised to the global ones.
+    Server::launch(
+        store,
+        &[
+            "--role",
+            "api",
+            "--max-queued-per-client",
+            "1000",
+            "--max-connections",
+            "1024",
+            "--max-connections-per-client",
+            "1024",
+        ],
+    )
 }
 
 /// A worker process with `threads` search threads and leases of `lease_ms`.

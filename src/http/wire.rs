@@ -142,6 +142,8 @@ impl JobRequest {
                     Some(GoalRequest::Named(name)) => match name.as_str() {
                         "blank-last" => GoalSpec::BlankLast,
                         "blank-first" => GoalSpec::BlankFirst,
+                        // The CLI passes `--goal` through as text: a tile list, or a name.
+                        list if list.chars().any(|c| c.is_ascii_digit()) => parse_goal(list)?,
                         _ => return Err(unknown("goal", &name, &["blank-last", "blank-first"])),
                     },
                     Some(GoalRequest::Tiles(tiles)) => GoalSpec::Tiles(tiles),
