@@ -930,25 +930,8 @@ async fn a_cheap_table_is_built_in_the_background_on_first_use(db: Db) {
     }
 }
 
-/// Every API test runs on both job stores, each on a database of its own.
-macro_rules! on_both_stores {
-    ($($test:ident),* $(,)?) => {
-        mod sqlite {
-            $(#[tokio::test]
-            async fn $test() {
-                super::$test(super::Db::Sqlite).await
-            })*
-        }
-        mod postgres {
-            $(#[tokio::test]
-            async fn $test() {
-                super::$test(super::Db::Postgres).await
-            })*
-        }
-    };
-}
-
-on_both_stores!(
+// Every API test runs on both job stores, each on a database of its own.
+common::on_both_stores!(
     a_submitted_job_is_solved_optimally_and_its_plan_replays,
     solve_answers_synchronously_and_validate_explains_bad_plans,
     small_sync_solves_skip_the_queue_and_big_ones_go_through_it,

@@ -621,25 +621,8 @@ async fn half_sent_requests_do_not_hold_sigterm_past_the_grace_period() {
         .expect("healthz");
     assert_eq!(ready.status().as_u16(), 200);
 
-    let term = std::process::Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(term.success());
-    let signalled = Instant::now();
-    let mut poll = tokio::time::interval(Duration::from_millis(20));
-    let exit = loop {
-        if let Some(exit) = server.child.try_wait().expect("wait") {
-            break exit;
-        }
-        assert!(
-            signalled.elapsed() < grace + Duration::from_secs(10),
-            "the server is still running {:?} after SIGTERM",
-            signalled.elapsed()
-        );
-        poll.tick().await;
-    };
-    let took = signalled.elapsed();
+    let (exit, took) =
+        common::sigterm_until_exit(&mut server, grace + Duration::from_secs(10)).await;
     eprintln!("faults: SIGTERM with two half-sent requests: exited after {took:.2?}");
     assert!(exit.success(), "a clean stop: {exit:?}");
     assert!(took < grace + Duration::from_secs(1), "{took:?}");

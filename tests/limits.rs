@@ -323,16 +323,6 @@ async fn one_client_cannot_fill_the_queue(db: Db) {
     assert_eq!(retry.status().as_u16(), 202, "a retry is not a new job");
 }
 
-#[tokio::test]
-async fn one_client_cannot_fill_the_queue_sqlite() {
-    one_client_cannot_fill_the_queue(Db::Sqlite).await;
-}
-
-#[tokio::test]
-async fn one_client_cannot_fill_the_queue_postgres() {
-    one_client_cannot_fill_the_queue(Db::Postgres).await;
-}
-
 /// The most the server process has held resident so far, in MiB (Linux's high-water mark).
 fn peak_resident_mib(server: &Server) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id()))
@@ -405,16 +395,6 @@ async fn a_queued_job_over_the_memory_cap_ends_exhausted_promptly(db: Db) {
     );
     let grown = peak_resident_mib(&server).saturating_sub(baseline);
     assert!(grown <= 64 + 32, "the process grew by {grown} MiB");
-}
-
-#[tokio::test]
-async fn a_queued_job_over_the_memory_cap_ends_exhausted_promptly_sqlite() {
-    a_queued_job_over_the_memory_cap_ends_exhausted_promptly(Db::Sqlite).await;
-}
-
-#[tokio::test]
-async fn a_queued_job_over_the_memory_cap_ends_exhausted_promptly_postgres() {
-    a_queued_job_over_the_memory_cap_ends_exhausted_promptly(Db::Postgres).await;
 }
 
 /// A client calling from `address` (any 127.x.y.z is this machine).
@@ -493,16 +473,6 @@ async fn priority_orders_a_clients_own_jobs_only(db: Db) {
     );
 }
 
-#[tokio::test]
-async fn priority_orders_a_clients_own_jobs_only_sqlite() {
-    priority_orders_a_clients_own_jobs_only(Db::Sqlite).await;
-}
-
-#[tokio::test]
-async fn priority_orders_a_clients_own_jobs_only_postgres() {
-    priority_orders_a_clients_own_jobs_only(Db::Postgres).await;
-}
-
 /// The last quarter of the queue is kept for clients with few jobs waiting.
 async fn a_nearly_full_queue_keeps_room_for_light_clients(db: Db) {
     let server = Server::launch(
@@ -538,16 +508,6 @@ async fn a_nearly_full_queue_keeps_room_for_light_clients(db: Db) {
     assert_eq!(status, 503, "{problem}");
 }
 
-#[tokio::test]
-async fn a_nearly_full_queue_keeps_room_for_light_clients_sqlite() {
-    a_nearly_full_queue_keeps_room_for_light_clients(Db::Sqlite).await;
-}
-
-#[tokio::test]
-async fn a_nearly_full_queue_keeps_room_for_light_clients_postgres() {
-    a_nearly_full_queue_keeps_room_for_light_clients(Db::Postgres).await;
-}
-
 /// A breadth-first search with a table of hundreds of MiB still ends within a second of
 /// its deadline: the table's growth and its freeing do not push the job past it.
 async fn a_big_search_ends_within_a_second_of_its_deadline(db: Db) {
@@ -572,16 +532,6 @@ async fn a_big_search_ends_within_a_second_of_its_deadline(db: Db) {
         took < std::time::Duration::from_millis(5_000),
         "ended after {took:?}: {done}"
     );
-}
-
-#[tokio::test]
-async fn a_big_search_ends_within_a_second_of_its_deadline_sqlite() {
-    a_big_search_ends_within_a_second_of_its_deadline(Db::Sqlite).await;
-}
-
-#[tokio::test]
-async fn a_big_search_ends_within_a_second_of_its_deadline_postgres() {
-    a_big_search_ends_within_a_second_of_its_deadline(Db::Postgres).await;
 }
 
 /// The largest level's first expansion alone is minutes of matchings (and its box
@@ -655,23 +605,7 @@ async fn sigterm_stops_the_largest_sokoban_level_after_the_grace() {
         job["status"] == "running"
     })
     .await;
-    let term = std::process::Command::new("kill")
-        .args(["-TERM", &server.child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(term.success());
-    let signalled = Instant::now();
-    let exit = loop {
-        if let Some(exit) = server.child.try_wait().expect("try_wait") {
-            break exit;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(10),
-            "still alive 10 s after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    let took = signalled.elapsed();
+    let (exit, took) = common::sigterm_until_exit(&mut server, Duration::from_secs(10)).await;
     eprintln!("exited {took:?} after SIGTERM");
     assert!(exit.success(), "a clean stop: {exit:?}");
     assert!(took < Duration::from_millis(1700), "{took:?}");
@@ -1096,3 +1030,11 @@ async fn an_idle_connection_is_closed_while_an_event_stream_stays_open() {
     let (status, _, _) = post(&server, &format!("/v1/jobs/{id}/cancel"), json!({})).await;
     assert!(status == 200 || status == 202, "{status}");
 }
+
+common::on_both_stores!(
+    one_client_cannot_fill_the_queue,
+    a_queued_job_over_the_memory_cap_ends_exhausted_promptly,
+    priority_orders_a_clients_own_jobs_only,
+    a_nearly_full_queue_keeps_room_for_light_clients,
+    a_big_search_ends_within_a_second_of_its_deadline,
+);

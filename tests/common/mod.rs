@@ -321,3 +321,51 @@ pub async fn until_readyz(server: &Server, status: u16, deadline: std::time::Ins
         poll.tick().await;
     }
 }
+
+/// Sends SIGTERM to `server` and waits for it to exit, polling every 20 ms; panics if it
+/// still runs after `patience`. Returns its exit status and how long it took.
+pub async fn sigterm_until_exit(
+    server: &mut Server,
+    patience: Duration,
+) -> (std::process::ExitStatus, Duration) {
+    let term = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(term.success());
+    let signalled = std::time::Instant::now();
+    let mut poll = tokio::time::interval(Duration::from_millis(20));
+    loop {
+        if let Some(exit) = server.child.try_wait().expect("wait") {
+            return (exit, signalled.elapsed());
+        }
+        assert!(
+            signalled.elapsed() < patience,
+            "the server is still running {:?} after SIGTERM",
+            signalled.elapsed()
+        );
+        poll.tick().await;
+    }
+}
+
+/// Runs each named `async fn(Db)` as two tests, `sqlite::NAME` and `postgres::NAME`.
+#[allow(unused_macros)]
+macro_rules! on_both_stores {
+    ($($test:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test]
+            async fn $test() {
+                super::$test(super::Db::Sqlite).await
+            })*
+        }
+        mod postgres {
+            $(#[tokio::test]
+            async fn $test() {
+                super::$test(super::Db::Postgres).await
+            })*
+        }
+    };
+}
+// Each test binary uses its own part of these helpers.
+#[allow(unused_imports)]
+pub(crate) use on_both_stores;
