@@ -312,6 +312,25 @@ async fn errors_are_problem_json_with_the_right_status(db: Db) {
             .is_some_and(|jobs| jobs.iter().all(|j| j["status"] != "failed")),
         "{list}"
     );
+    // Every answer names its request: the client's id when it sent one, else a new one,
+    // in the header and in any problem, so the logs can be searched for it.
+    let response = http
+        .get(server.url("/v1/jobs/no-such-job"))
+        .header("x-request-id", "trace-me-42")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(response.headers()["x-request-id"], "trace-me-42");
+    let problem: Value = response.json().await.expect("problem body");
+    assert_eq!(problem["request_id"], "trace-me-42", "{problem}");
+    let response = raw("{", "application/json").await.expect("send");
+    let id = response.headers()["x-request-id"]
+        .to_str()
+        .expect("ascii")
+        .to_string();
+    assert_eq!(id.len(), 36, "a fresh UUID: {id}");
+    let problem: Value = response.json().await.expect("problem body");
+    assert_eq!(problem["request_id"], id.as_str(), "{problem}");
     // A path that is not UTF-8 is a problem too, not plain text.
     let response = http
         .get(server.url("/v1/jobs/%FF%FE"))

@@ -7,6 +7,7 @@ pub mod access;
 pub mod listener;
 pub mod problem;
 pub mod rate_limit;
+pub mod request_id;
 pub mod routes;
 pub mod web;
 pub mod wire;
@@ -85,7 +86,8 @@ pub fn router(state: Arc<AppState>, operations: Operations) -> Router {
         Operations::Here => app.merge(self::operations()),
         Operations::Elsewhere => app,
     };
-    app.fallback(routes::not_found)
+    app.route_layer(middleware::from_fn(request_id::record_route))
+        .fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(middleware::from_fn_with_state(
             max_body,
@@ -93,6 +95,7 @@ pub fn router(state: Arc<AppState>, operations: Operations) -> Router {
         ))
         .layer(middleware::map_response(no_sniff))
         .layer(cors)
+        .layer(middleware::from_fn(request_id::trace))
         .with_state(state)
 }
 
@@ -138,8 +141,10 @@ fn operations() -> Router<Arc<AppState>> {
 /// The router of a worker-only process, or of `--ops-bind`'s listener.
 pub fn operations_router(state: Arc<AppState>) -> Router {
     operations()
+        .route_layer(middleware::from_fn(request_id::record_route))
         .fallback(routes::not_found)
         .layer(middleware::map_response(no_sniff))
+        .layer(middleware::from_fn(request_id::trace))
         .with_state(state)
 }
 
@@ -178,6 +183,7 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
             header::LOCATION,
             header::RETRY_AFTER,
             HeaderName::from_static("x-cancel-outcome"),
+            request_id::REQUEST_ID,
         ])
         .max_age(std::time::Duration::from_secs(600))
 }
