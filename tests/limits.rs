@@ -1,6 +1,6 @@
 //! The limits that keep one request or one client from taking the machine: each one,
 //! exceeded, answers its own 4xx (or ends the job `exhausted`, or closes the connection),
-//! as README's table says.
+//! as docs/reliability.md's table says.
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! Keeps the service's resident size flat. glibc keeps freed memory in per-thread
 //! arenas (by default up to eight per core), and the worker pool's searches run on
 //! whichever blocking thread is free, so over a long run every arena creeps up to the
-//! largest node table it ever held (README, Reliability: 20 → 64 MiB resident over
+//! largest node table it ever held (docs/reliability.md: 20 → 64 MiB resident over
 //! 600 s at a flat heap). Two arenas, and `malloc_trim` after searches to give their
 //! free pages back, held it at 23–30 MiB.
 

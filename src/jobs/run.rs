@@ -220,7 +220,7 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
         (AlgorithmChoice::Auto, Objective::Optimal) => {
             vec![phase(AlgorithmChoice::AStar, Techniques::optimal(bound), 1)]
         }
-        // Three feature-space searches that fail on different levels (README, Sokoban)
+        // Three feature-space searches that fail on different levels (docs/performance.md, Sokoban)
         // take turns, the fastest on easy levels first. Greedy best-first and A* used to
         // follow them; in their 2/10 they solved nothing the others did not.
         (AlgorithmChoice::Auto, Objective::Any) => vec![
