@@ -75,7 +75,7 @@ pub struct Techniques {
 }
 
 impl Techniques {
-    /// Pushes per packing fault for the `any` objective (measured: see README).
+    /// Pushes per packing fault for the `any` objective (measured: see docs/performance.md).
     pub const PACKING_PENALTY: Cost = 4;
 
     /// Admissible: for push-optimal searches.
