@@ -5,9 +5,10 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use puzzled::http::wire::JobRequest;
-use puzzled::jobs::run::{resolve, run_resolved};
-use puzzled::jobs::{JobSpec, JobStatus, TableStore};
+use puzzled::jobs::resolve::resolve;
+use puzzled::jobs::run::run_resolved;
+use puzzled::jobs::{AlgorithmChoice, HeuristicChoice, JobSpec, JobStatus, PuzzleSpec, TableStore};
+use puzzled::puzzles::sliding::{GoalSpec, SlidingPuzzle};
 use puzzled::search::CancelFlag;
 
 fn eight_puzzles() -> Vec<Vec<u64>> {
@@ -29,12 +30,13 @@ fn eight_puzzles() -> Vec<Vec<u64>> {
         .collect()
 }
 
-fn spec(tiles: &[u64], algorithm: &str, heuristic: &str) -> JobSpec {
-    let request = serde_json::json!({"puzzle": {"type": "sliding", "tiles": tiles}, "algorithm": algorithm, "heuristic": heuristic});
-    serde_json::from_value::<JobRequest>(request)
-        .expect("shape")
-        .into_spec()
-        .expect("valid")
+fn spec(tiles: &[u64], algorithm: AlgorithmChoice, heuristic: HeuristicChoice) -> JobSpec {
+    let puzzle = SlidingPuzzle::new(tiles, None, &GoalSpec::BlankLast).expect("valid board");
+    JobSpec {
+        algorithm,
+        heuristic,
+        ..JobSpec::new(PuzzleSpec::Sliding(puzzle))
+    }
 }
 
 fn bench_8_puzzle(c: &mut Criterion) {
@@ -42,14 +44,18 @@ fn bench_8_puzzle(c: &mut Criterion) {
     for (name, algorithm, heuristic) in [
         (
             "8-puzzle ida-star exact table",
-            "ida-star",
-            "pattern-database",
+            AlgorithmChoice::IdaStar,
+            HeuristicChoice::PatternDatabase(None),
         ),
-        ("8-puzzle a-star manhattan", "a-star", "manhattan"),
+        (
+            "8-puzzle a-star manhattan",
+            AlgorithmChoice::AStar,
+            HeuristicChoice::Manhattan,
+        ),
         (
             "8-puzzle ida-star linear-conflict",
-            "ida-star",
-            "linear-conflict",
+            AlgorithmChoice::IdaStar,
+            HeuristicChoice::LinearConflict,
         ),
     ] {
         let jobs: Vec<_> = eight_puzzles()

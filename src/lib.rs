@@ -2,10 +2,13 @@
 //!
 //! Layers, with dependencies pointing one way (`http → jobs → puzzles → search`):
 //! - [`search`]: the engine (IDA*, A*, BFS, greedy, enforced hill-climbing), std only.
-//! - [`puzzles`]: domains (sliding tiles) with their formats, heuristics and validators.
+//! - [`puzzles`]: domains (sliding tiles, Sokoban) with their formats, heuristics and validators.
 //! - [`jobs`]: validated job specs, running a job end to end, the on-disk table store.
 //! - [`http`]: the wire types (JSON), shared by the service and the CLI's `--json`.
-//! - [`cli`]: the `puzzled` command line.
+//! - [`serve`]: the service's wiring, from a plain [`serve::ServeConfig`].
+//! - [`names`]: `named_enum!`, one definition for each name of the job's vocabulary.
+//!
+//! The `puzzled` command line (clap) is the binary's, in `src/cli/`, not library API.
 //!
 //! Solving a puzzle without the service:
 //!
@@ -21,9 +24,9 @@
 //! assert!(report.proved_optimal && replay(&puzzle, "dr", false).solved);
 //! ```
 
-pub mod cli;
 pub mod http;
 pub mod jobs;
+pub mod names;
 pub mod puzzles;
 pub mod search;
 pub mod serve;

@@ -1,15 +1,18 @@
 //! The `puzzled` binary: wiring only. `puzzled --help` lists the commands; with none,
 //! it runs the service: `cargo run --release`.
 
+mod cli;
+
 use std::io::IsTerminal;
 
 use clap::Parser;
-use puzzled::cli::{Cli, Command};
 use tracing_subscriber::EnvFilter;
 
+use crate::cli::{Cli, Command};
+
 fn main() {
-    let cli = Cli::parse();
-    let json_logs = matches!(&cli.command, Some(Command::Serve(args)) if args.log_json);
+    let command = Cli::parse().command();
+    let json_logs = matches!(&command, Command::Serve(args) if args.log_json);
     let filter = EnvFilter::try_from_env("PUZZLED_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -19,7 +22,7 @@ fn main() {
     } else {
         logs.with_ansi(std::io::stderr().is_terminal()).init();
     }
-    let code = match puzzled::cli::run(cli) {
+    let code = match cli::run(command) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error}");

@@ -1,9 +1,9 @@
 //! `puzzled serve`: store → job service → worker pool → HTTP, and a clean stop.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::ServeArgs;
 use crate::http::access::{Access, ApiKeys, KeysError};
 use crate::http::listener::{self, ConnectionLimits};
 use crate::http::rate_limit::RateLimiter;
@@ -15,15 +15,69 @@ use crate::jobs::tables::{Layout, LayoutRule, TableLimits, default_data_dir};
 use crate::puzzles::sliding::Geometry;
 use crate::puzzles::sliding::pdb::PartitionKind;
 
-/// What one `puzzled serve` process does; several share a PostgreSQL job store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Role {
-    /// The API and the workers, in one process.
-    All,
-    /// Accepts and answers requests; searches nothing.
-    Api,
-    /// Claims and runs jobs; serves only health, readiness and metrics.
-    Worker,
+crate::named_enum! {
+    /// What one `puzzled serve` process does ([`Role::duties`]); several share a
+    /// PostgreSQL job store.
+    pub enum Role {
+        All = "all",
+        Api = "api",
+        Worker = "worker",
+    }
+}
+
+impl Role {
+    /// What a process of this role does, as `--role`'s help says.
+    pub fn duties(self) -> &'static str {
+        match self {
+            Role::All => "The API and the workers, in one process",
+            Role::Api => "Accepts and answers requests; searches nothing",
+            Role::Worker => "Claims and runs jobs; serves only health, readiness and metrics",
+        }
+    }
+}
+
+/// How to serve: `puzzled serve`'s flags as plain values (`puzzled serve --help` says
+/// what each does and its default), times as durations.
+#[derive(Clone)]
+pub struct ServeConfig {
+    pub bind: String,
+    pub database_url: String,
+    pub role: Role,
+    /// How long a claimed job's lease lasts without a heartbeat (100 ms at least).
+    pub lease: Duration,
+    /// Search threads; `None`: the number of cores.
+    pub workers: Option<usize>,
+    pub max_nodes: u64,
+    pub default_timeout: Duration,
+    pub max_timeout: Duration,
+    pub max_queued: i64,
+    pub max_queued_per_client: i64,
+    pub max_body_bytes: usize,
+    pub header_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub body_timeout: Duration,
+    pub max_connections: usize,
+    pub max_connections_per_client: usize,
+    pub max_board_cells: u64,
+    pub max_job_memory_mib: u64,
+    /// As given: `*` or `scheme://host[:port]`, checked at start-up.
+    pub cors_origins: Vec<String>,
+    pub api_keys_file: Option<PathBuf>,
+    pub api_keys: Vec<String>,
+    /// Requests per second per client; 0: no limit.
+    pub rate_limit: f64,
+    pub rate_burst: u32,
+    pub ops_bind: Option<String>,
+    pub retention: Duration,
+    pub warm_tables: bool,
+    pub shutdown_grace: Duration,
+    /// `None`: [`default_data_dir`].
+    pub data_dir: Option<PathBuf>,
+    pub build_tables: Vec<LayoutRule>,
+    pub table_build_memory_mib: u64,
+    pub max_tables: usize,
+    pub table_memory_mib: u64,
+    pub table_disk_mib: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -55,61 +109,61 @@ pub enum ServeError {
     Server(std::io::Error),
 }
 
-pub fn run(args: ServeArgs) -> Result<(), ServeError> {
+pub fn run(config: ServeConfig) -> Result<(), ServeError> {
     crate::jobs::memory::limit_arenas();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?
-        .block_on(serve(args))
+        .block_on(serve(config))
 }
 
-async fn serve(args: ServeArgs) -> Result<(), ServeError> {
-    let cors_origins = args
-        .cors_origin
+async fn serve(config: ServeConfig) -> Result<(), ServeError> {
+    let cors_origins = config
+        .cors_origins
         .iter()
         .map(|origin| {
             http::parse_origin(origin).ok_or_else(|| ServeError::CorsOrigin(origin.clone()))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let access = access(&args)?;
+    let access = access(&config)?;
     // First, so that what start-up records (recovered jobs) is counted.
     let metrics = http::install_metrics()?;
-    let store = Store::open(&args.database_url)
+    let store = Store::open(&config.database_url)
         .await
         .map_err(|error| ServeError::Store {
-            url: redacted(&args.database_url),
+            url: redacted(&config.database_url),
             error,
         })?;
-    if args.role != Role::All && store.backend() == Backend::Sqlite {
-        return Err(ServeError::RoleNeedsPostgres(args.role));
+    if config.role != Role::All && store.backend() == Backend::Sqlite {
+        return Err(ServeError::RoleNeedsPostgres(config.role));
     }
-    let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
+    let data_dir = config.data_dir.clone().unwrap_or_else(default_data_dir);
     // An API-only process never resolves a job: its store only answers what is on disk.
-    let tables = Arc::new(if args.role == Role::Api {
+    let tables = Arc::new(if config.role == Role::Api {
         TableStore::new(Some(data_dir))
     } else {
-        TableStore::managed(Some(data_dir), table_limits(&args))
+        TableStore::managed(Some(data_dir), table_limits(&config))
     });
-    let workers = args
+    let workers = config
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let config = ServiceConfig {
+    let service_config = ServiceConfig {
         workers,
-        max_queued: args.max_queued,
-        max_queued_per_client: args.max_queued_per_client,
+        max_queued: config.max_queued,
+        max_queued_per_client: config.max_queued_per_client,
         max_attempts: 3,
-        shutdown_grace: Duration::from_millis(args.shutdown_grace_ms),
-        lease: Duration::from_millis(args.lease_ms.max(100)),
-        runs_searches: args.role != Role::Api,
-        max_job_memory_bytes: args.max_job_memory_mib.saturating_mul(1024 * 1024),
+        shutdown_grace: config.shutdown_grace,
+        lease: config.lease.max(Duration::from_millis(100)),
+        runs_searches: config.role != Role::Api,
+        max_job_memory_bytes: config.max_job_memory_mib.saturating_mul(1024 * 1024),
     };
-    let service = JobService::new(store.clone(), Arc::clone(&tables), config);
+    let service = JobService::new(store.clone(), Arc::clone(&tables), service_config);
     // A worker serves nothing but operations: on --ops-bind when given, else on --bind.
     // The others serve operations on a listener of their own when --ops-bind is given.
-    let (main_bind, ops_bind) = match (args.role, &args.ops_bind) {
+    let (main_bind, ops_bind) = match (config.role, &config.ops_bind) {
         (Role::Worker, Some(ops_bind)) => (ops_bind, None),
-        (_, ops_bind) => (&args.bind, ops_bind.as_ref()),
+        (_, ops_bind) => (&config.bind, ops_bind.as_ref()),
     };
     let listener = bind(main_bind).await?;
     let address = listener.local_addr().map_err(ServeError::Server)?;
@@ -126,43 +180,40 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         %address,
         ops_address = ops_address.map(tracing::field::display),
         workers,
-        role = ?args.role,
-        database = %redacted(&args.database_url),
+        role = %config.role,
+        database = %redacted(&config.database_url),
         api_keys = access.keys.as_ref().map_or(0, ApiKeys::count),
         "puzzled listening"
     );
 
     service.recover().await.map_err(|error| ServeError::Store {
-        url: redacted(&args.database_url),
+        url: redacted(&config.database_url),
         error,
     })?;
     let mut background = Vec::new();
     background.extend(service.start_listener());
-    if args.role != Role::Api {
+    if config.role != Role::Api {
         background.push(service.start_workers());
         background.push(service.start_reaper());
         if let Err(error) = tables.start_builder() {
             tracing::error!(%error, "cannot start the table builder; tables are not built");
         }
-        for layout in args.build_tables.iter().filter_map(LayoutRule::layout) {
+        for layout in config.build_tables.iter().filter_map(LayoutRule::layout) {
             tables.request(&layout);
         }
-        if args.warm_tables {
+        if config.warm_tables {
             warm_tables(&tables);
         }
     }
-    tokio::spawn(prune_forever(
-        store,
-        Duration::from_secs(args.retention_hours * 3600),
-    ));
+    tokio::spawn(prune_forever(store, config.retention));
 
     let caps = Caps {
-        max_nodes: args.max_nodes,
-        default_timeout_ms: args.default_timeout_ms.min(args.max_timeout_ms),
-        max_timeout_ms: args.max_timeout_ms,
-        max_body_bytes: args.max_body_bytes,
-        max_board_cells: args.max_board_cells,
-        max_memory_bytes: args.max_job_memory_mib * 1024 * 1024,
+        max_nodes: config.max_nodes,
+        default_timeout_ms: millis(config.default_timeout.min(config.max_timeout)),
+        max_timeout_ms: millis(config.max_timeout),
+        max_body_bytes: config.max_body_bytes,
+        max_board_cells: config.max_board_cells,
+        max_memory_bytes: config.max_job_memory_mib * 1024 * 1024,
         cors_origins,
     };
     let upkeep = metrics.clone();
@@ -180,7 +231,7 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         metrics,
         access,
     });
-    let limits = connection_limits(&args);
+    let limits = connection_limits(&config);
     if let Some(ops_listener) = ops_listener {
         let operations = http::operations_router(Arc::clone(&state));
         // Aborted with the other background tasks once the API has stopped, so that
@@ -193,14 +244,14 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         )));
     }
     tokio::spawn(evict_idle_callers(Arc::clone(&state)));
-    let app = match (args.role, ops_address) {
+    let app = match (config.role, ops_address) {
         (Role::Worker, _) => http::operations_router(state),
         (Role::All | Role::Api, None) => http::router(state, Operations::Here),
         (Role::All | Role::Api, Some(_)) => http::router(state, Operations::Elsewhere),
     };
     let stopping = Arc::clone(&service);
     let stopping_tables = Arc::clone(&tables);
-    let grace = Duration::from_millis(args.shutdown_grace_ms);
+    let grace = config.shutdown_grace;
     listener::serve(listener, app, limits, async move {
         shutdown_signal().await;
         let deadline = tokio::time::Instant::now() + grace;
@@ -224,15 +275,19 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
 /// written, even when stopping the jobs took the whole grace period.
 const LAST_ANSWERS: Duration = Duration::from_millis(200);
 
-/// The connection limits of every listener, from `serve`'s flags.
-fn connection_limits(args: &ServeArgs) -> ConnectionLimits {
+/// Whole milliseconds, as the caps on requests count them.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The connection limits of every listener.
+fn connection_limits(config: &ServeConfig) -> ConnectionLimits {
     ConnectionLimits {
-        header_timeout: Duration::from_millis(args.header_timeout_ms),
-        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
-        body_timeout: Duration::from_millis(args.body_timeout_ms),
-        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
-        max_connections_per_client: usize::try_from(args.max_connections_per_client)
-            .unwrap_or(usize::MAX),
+        header_timeout: config.header_timeout,
+        idle_timeout: config.idle_timeout,
+        body_timeout: config.body_timeout,
+        max_connections: config.max_connections,
+        max_connections_per_client: config.max_connections_per_client,
     }
 }
 
@@ -246,8 +301,8 @@ async fn bind(address: &str) -> Result<tokio::net::TcpListener, ServeError> {
 }
 
 /// The API keys (from `--api-keys-file` and `PUZZLED_API_KEYS`) and the rate limiter.
-fn access(args: &ServeArgs) -> Result<Access, ServeError> {
-    let text = match &args.api_keys_file {
+fn access(config: &ServeConfig) -> Result<Access, ServeError> {
+    let text = match &config.api_keys_file {
         Some(path) => {
             Some(
                 std::fs::read_to_string(path).map_err(|error| ServeError::KeysFile {
@@ -259,9 +314,9 @@ fn access(args: &ServeArgs) -> Result<Access, ServeError> {
         None => None,
     };
     Ok(Access {
-        keys: ApiKeys::parse(text.as_deref(), &args.api_keys)?,
-        limiter: (args.rate_limit > 0.0)
-            .then(|| RateLimiter::new(args.rate_limit, args.rate_burst)),
+        keys: ApiKeys::parse(text.as_deref(), &config.api_keys)?,
+        limiter: (config.rate_limit > 0.0)
+            .then(|| RateLimiter::new(config.rate_limit, config.rate_burst)),
     })
 }
 
@@ -278,16 +333,16 @@ async fn evict_idle_callers(state: Arc<AppState>) {
     }
 }
 
-/// The table caps and build rules from the flags.
-fn table_limits(args: &ServeArgs) -> TableLimits {
+/// The table caps and build rules.
+fn table_limits(config: &ServeConfig) -> TableLimits {
     const MIB: u64 = 1024 * 1024;
     TableLimits {
         // A layout of four tables (5x5 6-6-6-6) must fit, or its builds would evict each other.
-        max_tables: args.max_tables.max(4),
-        max_memory_bytes: args.table_memory_mib.saturating_mul(MIB),
-        max_disk_bytes: args.table_disk_mib.saturating_mul(MIB),
-        build_memory_bytes: args.table_build_memory_mib.saturating_mul(MIB),
-        allowed: args.build_tables.clone(),
+        max_tables: config.max_tables.max(4),
+        max_memory_bytes: config.table_memory_mib.saturating_mul(MIB),
+        max_disk_bytes: config.table_disk_mib.saturating_mul(MIB),
+        build_memory_bytes: config.table_build_memory_mib.saturating_mul(MIB),
+        allowed: config.build_tables.clone(),
     }
 }
 

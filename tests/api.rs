@@ -67,6 +67,33 @@ async fn solve_answers_synchronously_and_validate_explains_bad_plans(db: Db) {
     .await;
     assert_eq!(status, 200);
     assert_eq!(job["result"]["plan"], "rr");
+    // The command line prints the same result for the same request.
+    let request = json!({"puzzle": {"type": "sokoban", "level": "#####\n#@$.#\n#####"}, "include_boards": true});
+    let (_, served, _) = post(&server, "/v1/solve", request.clone()).await;
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_puzzled"))
+        .args(["solve", "--json", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the CLI starts");
+    use std::io::Write;
+    cli.stdin
+        .take()
+        .expect("the CLI's input")
+        .write_all(request.to_string().as_bytes())
+        .expect("the request is written");
+    let output = cli.wait_with_output().expect("the CLI ends");
+    let printed: Value = serde_json::from_slice(&output.stdout).expect("the CLI prints JSON");
+    let timeless = |result: &Value| {
+        let mut result = result.clone();
+        for timing in ["elapsed_ms", "queue_ms"] {
+            result.as_object_mut().expect("a result").remove(timing);
+        }
+        result
+    };
+    assert_eq!(printed["status"], served["status"]);
+    assert_eq!(timeless(&printed["result"]), timeless(&served["result"]));
+    assert_eq!(served["result"]["pushes"], 1);
     let (status, check, _) = post(&server, "/v1/validate", json!({"puzzle": {"type": "sliding", "tiles": [1, 2, 3, 4, 5, 6, 0, 7, 8]}, "plan": "rd", "include_boards": true})).await;
     assert_eq!(status, 200);
     assert_eq!(check["legal"], false);
@@ -192,7 +219,10 @@ async fn errors_are_problem_json_with_the_right_status(db: Db) {
         (http.get(server.url("/v1/jobs/no-such-job")).send().await.expect("send"), Some(("get", "/v1/jobs/no-such-job")), 404, "not-found"),
         (http.get(server.url("/v2/nothing")).send().await.expect("send"), None, 404, "not-found"),
         (http.get(server.url("/v1/jobs?status=sleeping")).send().await.expect("send"), Some(("get", "/v1/jobs")), 400, "bad-query"),
-        (http.post(server.url("/v1/jobs")).header("content-type", "application/json").body(vec![b' '; 200 * 1024]).send().await.expect("send"), jobs, 413, "too-large"),
+        (http.put(server.url("/v1/jobs")).send().await.expect("send"), None, 405, "method-not-allowed"),
+        // On a client of its own: the early 413 closes its connection, which a shared
+        // client could pool and reuse.
+        (client().post(server.url("/v1/jobs")).header("content-type", "application/json").body(vec![b' '; 200 * 1024]).send().await.expect("send"), jobs, 413, "too-large"),
     ];
     for (response, route, status, kind) in cases {
         assert_eq!(response.status().as_u16(), status, "{kind}");
@@ -244,7 +274,23 @@ async fn errors_are_problem_json_with_the_right_status(db: Db) {
         (
             r#"{"puzzle":{"type":"cube"}}"#,
             "/puzzle/type",
-            "unknown variant `cube`",
+            "unknown puzzle type 'cube'",
+        ),
+        // Inside the puzzle too, the field at fault is named, not the puzzle.
+        (
+            r#"{"puzzle":{"type":"sliding","tiles":"1 2 3 0"}}"#,
+            "/puzzle/tiles",
+            "invalid type",
+        ),
+        (
+            r#"{"puzzle":{"type":"sokoban"}}"#,
+            "/puzzle/level",
+            "a sokoban puzzle needs `level`",
+        ),
+        (
+            r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0],"level":"x"}}"#,
+            "/puzzle/level",
+            "`level` is not a field of a sliding puzzle",
         ),
         (
             r#"{"puzzle":{"type":"sliding","tiles":[1,2,3,0],"goal":"blank-middle"}}"#,
@@ -887,11 +933,13 @@ async fn a_cheap_table_is_built_in_the_background_on_first_use(db: Db) {
     let id = first["id"].as_str().expect("id");
     let (_, first) = get(&server, &format!("/v1/jobs/{id}?wait=30")).await;
     assert_eq!(first["status"], "solved");
-    assert_eq!(first["result"]["heuristic"], "linear-conflict");
+    // The build takes milliseconds: the first job either runs on linear conflict while
+    // it is under way, and says so, or finds it finished and uses it.
+    let used = first["result"]["heuristic"].as_str();
+    let note = first["result"]["note"].as_str();
     assert!(
-        first["result"]["note"]
-            .as_str()
-            .is_some_and(|n| n.contains("being built")),
+        (used == Some("linear-conflict") && note.is_some_and(|n| n.contains("being built")))
+            || (used == Some("pattern-database") && note.is_none()),
         "{first}"
     );
     let layout = "2x4:exact:0.1.2.3.4.5.6.7";

@@ -41,8 +41,8 @@ fn solve_by_flags_prints_an_optimal_plan() {
     assert_eq!(v["result"]["length"], 31);
     assert_eq!(v["result"]["optimal"], true);
     assert_eq!(v["result"]["plan"].as_str().map(str::len), Some(31));
-    assert_eq!(v["algorithm"], "ida-star");
-    assert_eq!(v["heuristic"], "pattern-database");
+    assert_eq!(v["result"]["algorithm"], "ida-star");
+    assert_eq!(v["result"]["heuristic"], "pattern-database");
     assert!(
         v["result"]["unique_states"].is_null(),
         "IDA* does not track states"
@@ -241,7 +241,7 @@ fn bad_input_gets_one_line_naming_the_problem_and_exit_2() {
         (
             &["solve", "-"],
             Some(r#"{"puzzle":{"type":"chess","tiles":[1,2,3,0]}}"#),
-            "unknown variant `chess`",
+            "unknown puzzle type 'chess'",
         ),
         (
             &["solve", "-"],

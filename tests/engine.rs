@@ -5,8 +5,11 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use puzzled::http::wire::JobRequest;
-use puzzled::jobs::{Board, ExhaustedReason, JobReport, JobSpec, JobStatus, TableStore, run_job};
+use puzzled::jobs::{
+    AlgorithmChoice, Board, ExhaustedReason, HeuristicChoice, JobLimits, JobReport, JobSpec,
+    JobStatus, Objective, PuzzleSpec, TableStore, run_job,
+};
+use puzzled::puzzles::sliding::{GoalSpec, SlidingPuzzle};
 use puzzled::search::{CHECK_INTERVAL, CancelFlag, Progress, ProgressSink};
 
 /// `(id, tiles, optimal length)` from a suite file.
@@ -34,11 +37,10 @@ fn korf100() -> Vec<(String, Vec<u64>, usize)> {
     suite(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/korf100.txt"))
 }
 
-fn spec(json: serde_json::Value) -> JobSpec {
-    serde_json::from_value::<JobRequest>(json)
-        .expect("request shape")
-        .into_spec()
-        .expect("valid request")
+/// A job on a square sliding board, every choice left to its default.
+fn sliding(tiles: &[u64], goal: GoalSpec) -> JobSpec {
+    let puzzle = SlidingPuzzle::new(tiles, None, &goal).expect("valid board");
+    JobSpec::new(PuzzleSpec::Sliding(puzzle))
 }
 
 fn run(spec: &JobSpec) -> JobReport {
@@ -70,26 +72,28 @@ fn play(tiles: &[u64], cols: usize, plan: &str) -> Vec<u64> {
 fn every_algorithm_and_heuristic_solves_8_puzzles_legally_and_optimal_ones_optimally() {
     let goal: Vec<u64> = vec![1, 2, 3, 4, 5, 6, 7, 8, 0];
     let algorithms = [
-        "ida-star",
-        "a-star",
-        "bfs",
-        "greedy-best-first",
-        "enforced-hill-climbing",
-        "fess",
+        AlgorithmChoice::IdaStar,
+        AlgorithmChoice::AStar,
+        AlgorithmChoice::BreadthFirst,
+        AlgorithmChoice::GreedyBestFirst,
+        AlgorithmChoice::EnforcedHillClimbing,
+        AlgorithmChoice::FeatureSpace,
     ];
     let heuristics = [
-        "misplaced",
-        "manhattan",
-        "linear-conflict",
-        "pattern-database",
+        HeuristicChoice::Misplaced,
+        HeuristicChoice::Manhattan,
+        HeuristicChoice::LinearConflict,
+        HeuristicChoice::PatternDatabase(None),
     ];
     for (id, tiles, optimal) in eight_puzzles().into_iter().step_by(10) {
         for algorithm in algorithms {
             for heuristic in heuristics {
-                let report = run(&spec(serde_json::json!({
-                    "puzzle": {"type": "sliding", "tiles": tiles},
-                    "algorithm": algorithm, "heuristic": heuristic,
-                })));
+                let report = run(&JobSpec {
+                    algorithm,
+                    heuristic,
+                    ..sliding(&tiles, GoalSpec::BlankLast)
+                });
+                let heuristic = heuristic.name();
                 assert_eq!(
                     report.status,
                     JobStatus::Solved,
@@ -101,7 +105,12 @@ fn every_algorithm_and_heuristic_solves_8_puzzles_legally_and_optimal_ones_optim
                     goal,
                     "#{id} {algorithm} {heuristic}: plan does not reach the goal"
                 );
-                let claims_optimal = matches!(algorithm, "ida-star" | "a-star" | "bfs");
+                let claims_optimal = matches!(
+                    algorithm,
+                    AlgorithmChoice::IdaStar
+                        | AlgorithmChoice::AStar
+                        | AlgorithmChoice::BreadthFirst
+                );
                 assert_eq!(
                     report.optimal, claims_optimal,
                     "#{id} {algorithm} {heuristic}"
@@ -119,9 +128,7 @@ fn every_algorithm_and_heuristic_solves_8_puzzles_legally_and_optimal_ones_optim
 #[test]
 fn the_exact_table_answers_every_8_puzzle_optimally_along_a_single_path() {
     for (id, tiles, optimal) in eight_puzzles() {
-        let report = run(&spec(
-            serde_json::json!({"puzzle": {"type": "sliding", "tiles": tiles}}),
-        ));
+        let report = run(&sliding(&tiles, GoalSpec::BlankLast));
         assert!(report.optimal, "#{id}");
         assert_eq!(
             report.plan.as_ref().map(|p| p.length),
@@ -138,10 +145,11 @@ fn easy_korf_instances_are_solved_optimally_with_linear_conflict() {
     let korf = korf100();
     for wanted in ["94", "55", "79", "12", "48"] {
         let (id, tiles, optimal) = korf.iter().find(|(id, ..)| id == wanted).expect("instance");
-        let report = run(&spec(serde_json::json!({
-            "puzzle": {"type": "sliding", "tiles": tiles, "goal": "blank-first"},
-            "algorithm": "ida-star", "heuristic": "linear-conflict",
-        })));
+        let report = run(&JobSpec {
+            algorithm: AlgorithmChoice::IdaStar,
+            heuristic: HeuristicChoice::LinearConflict,
+            ..sliding(tiles, GoalSpec::BlankFirst)
+        });
         assert_eq!(report.status, JobStatus::Solved, "#{id}");
         assert!(report.optimal);
         let plan = report.plan.expect("plan");
@@ -156,8 +164,9 @@ fn easy_korf_instances_are_solved_optimally_with_linear_conflict() {
 
 #[test]
 fn unsolvable_boards_are_answered_without_searching() {
-    let report = run(&spec(
-        serde_json::json!({"puzzle": {"type": "sliding", "tiles": [2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0]}}),
+    let report = run(&sliding(
+        &[2, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0],
+        GoalSpec::BlankLast,
     ));
     assert_eq!(report.status, JobStatus::Unsolvable);
     assert_eq!(report.stats.nodes_expanded, 0);
@@ -173,10 +182,15 @@ fn hardest_korf() -> Vec<u64> {
 
 #[test]
 fn a_node_limit_stops_a_hard_search_exactly_with_statistics() {
-    let report = run(&spec(serde_json::json!({
-        "puzzle": {"type": "sliding", "tiles": hardest_korf(), "goal": "blank-first"},
-        "algorithm": "ida-star", "heuristic": "manhattan", "limits": {"max_nodes": 20000},
-    })));
+    let report = run(&JobSpec {
+        algorithm: AlgorithmChoice::IdaStar,
+        heuristic: HeuristicChoice::Manhattan,
+        limits: JobLimits {
+            max_nodes: Some(20000),
+            ..JobLimits::default()
+        },
+        ..sliding(&hardest_korf(), GoalSpec::BlankFirst)
+    });
     assert_eq!(
         report.status,
         JobStatus::Exhausted(ExhaustedReason::NodeLimit)
@@ -194,10 +208,15 @@ fn a_node_limit_stops_a_hard_search_exactly_with_statistics() {
 
 #[test]
 fn a_timeout_stops_a_hard_search() {
-    let report = run(&spec(serde_json::json!({
-        "puzzle": {"type": "sliding", "tiles": hardest_korf(), "goal": "blank-first"},
-        "algorithm": "a-star", "heuristic": "misplaced", "limits": {"timeout_ms": 1},
-    })));
+    let report = run(&JobSpec {
+        algorithm: AlgorithmChoice::AStar,
+        heuristic: HeuristicChoice::Misplaced,
+        limits: JobLimits {
+            timeout: Some(Duration::from_millis(1)),
+            ..JobLimits::default()
+        },
+        ..sliding(&hardest_korf(), GoalSpec::BlankFirst)
+    });
     assert_eq!(
         report.status,
         JobStatus::Exhausted(ExhaustedReason::Timeout)
@@ -222,10 +241,11 @@ impl ProgressSink for CancelOnFirstReport {
 
 #[test]
 fn cancelling_a_running_job_stops_it_promptly_with_statistics() {
-    let job = spec(serde_json::json!({
-        "puzzle": {"type": "sliding", "tiles": hardest_korf(), "goal": "blank-first"},
-        "algorithm": "ida-star", "heuristic": "manhattan",
-    }));
+    let job = JobSpec {
+        algorithm: AlgorithmChoice::IdaStar,
+        heuristic: HeuristicChoice::Manhattan,
+        ..sliding(&hardest_korf(), GoalSpec::BlankFirst)
+    };
     let cancel = CancelFlag::new();
     let (tx, rx) = mpsc::channel();
     let (done_tx, done_rx) = mpsc::channel();
@@ -256,10 +276,11 @@ fn cancelling_a_running_job_stops_it_promptly_with_statistics() {
 fn weighted_search_answers_a_24_puzzle_fast_and_says_it_is_not_optimal() {
     let korf24 = suite(&Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/korf24.txt"));
     let (id, tiles, optimal) = &korf24[0];
-    let report = run(&spec(serde_json::json!({
-        "puzzle": {"type": "sliding", "tiles": tiles, "goal": "blank-first"},
-        "objective": "any", "heuristic": "linear-conflict",
-    })));
+    let report = run(&JobSpec {
+        objective: Objective::Any,
+        heuristic: HeuristicChoice::LinearConflict,
+        ..sliding(tiles, GoalSpec::BlankFirst)
+    });
     assert_eq!(report.status, JobStatus::Solved, "#{id}");
     assert!(!report.optimal);
     let plan = report.plan.expect("plan");
@@ -269,10 +290,10 @@ fn weighted_search_answers_a_24_puzzle_fast_and_says_it_is_not_optimal() {
 
 #[test]
 fn boards_after_each_step_end_on_the_goal() {
-    let report = run(&spec(serde_json::json!({
-        "puzzle": {"type": "sliding", "tiles": [1, 2, 3, 0, 5, 6, 4, 7, 8]},
-        "include_boards": true,
-    })));
+    let report = run(&JobSpec {
+        include_boards: true,
+        ..sliding(&[1, 2, 3, 0, 5, 6, 4, 7, 8], GoalSpec::BlankLast)
+    });
     let boards = report.boards.expect("boards were asked for");
     assert_eq!(boards.len(), report.plan.expect("plan").length);
     assert_eq!(

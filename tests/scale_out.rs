@@ -276,20 +276,22 @@ fn spec() -> JobSpec {
     }
 }
 
+/// A queued job of [`spec`] from nobody in particular.
+fn new_job() -> NewJob {
+    NewJob {
+        spec: spec(),
+        priority: 0,
+        idempotency_key: None,
+        request_hash: None,
+        client: None,
+        owner: Owner::Anyone,
+    }
+}
+
 async fn a_stalled_worker_whose_lease_was_taken_over_cannot_write(db: Db) {
     let test = db.fresh("scale_fence").await;
     let store = Store::open(&test.url).await.expect("store");
-    let (job, _) = store
-        .insert(NewJob {
-            spec: spec(),
-            priority: 0,
-            idempotency_key: None,
-            request_hash: None,
-            client: None,
-            owner: Owner::Anyone,
-        })
-        .await
-        .expect("insert");
+    let (job, _) = store.insert(new_job()).await.expect("insert");
     // The stalled worker's lease is already over when it is granted.
     let stalled = store
         .claim("stalled", Duration::ZERO)
@@ -343,15 +345,31 @@ async fn a_stalled_worker_whose_lease_was_taken_over_cannot_write(db: Db) {
     assert_eq!(done.result.and_then(|r| r.length), Some(31));
 }
 
-#[tokio::test]
-async fn a_stalled_worker_is_fenced_on_postgres() {
-    a_stalled_worker_whose_lease_was_taken_over_cannot_write(Db::Postgres).await;
+/// Jobs inserted back to back (many within one millisecond) are claimed in the order
+/// they arrived, not in the order of their random ids.
+async fn jobs_of_one_millisecond_run_in_arrival_order(db: Db) {
+    let test = db.fresh("scale_arrival").await;
+    let store = Store::open(&test.url).await.expect("store");
+    let mut inserted = Vec::new();
+    for _ in 0..40 {
+        let (job, _) = store.insert(new_job()).await.expect("insert");
+        inserted.push(job.id);
+    }
+    let mut claimed = Vec::new();
+    while let Some(job) = store
+        .claim("worker", Duration::from_secs(60))
+        .await
+        .expect("claim")
+    {
+        claimed.push(job.id);
+    }
+    assert_eq!(claimed, inserted);
 }
 
-#[tokio::test]
-async fn a_stalled_worker_is_fenced_on_sqlite() {
-    a_stalled_worker_whose_lease_was_taken_over_cannot_write(Db::Sqlite).await;
-}
+common::on_both_stores!(
+    a_stalled_worker_whose_lease_was_taken_over_cannot_write,
+    jobs_of_one_millisecond_run_in_arrival_order,
+);
 
 #[tokio::test]
 async fn a_database_outage_makes_the_service_unready_and_loses_nothing() {

@@ -1,22 +1,15 @@
 //! Who may call the API, and how often. [`ApiKeys`] holds the optional keys as SHA-256
 //! digests only; [`Caller`] is who a request acts as (a key, or the peer's address when
-//! the service has no keys); [`guard`] is the middleware in front of every `/v1` route:
-//! it names the caller, refuses a missing or unknown key (401) and a caller over its
-//! request rate (429), and marks every answer not to be stored by caches.
+//! the service has no keys); [`admit`] names a request's caller, or refuses a missing or
+//! unknown key and a caller over its request rate ([`super::guard`] answers for it).
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::net::IpAddr;
 use std::time::Instant;
 
-use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderValue, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, header};
 use sha2::{Digest, Sha256};
 
-use super::AppState;
-use super::problem::Problem;
 use super::rate_limit::{RateLimiter, retry_after_seconds};
 use crate::jobs::store::Owner;
 
@@ -169,7 +162,7 @@ pub enum AccessError {
 
 /// Names the caller of a request from `peer` with `headers` at `now`, and takes a token
 /// of its request rate.
-fn admit(
+pub fn admit(
     access: &Access,
     peer: IpAddr,
     headers: &HeaderMap,
@@ -219,38 +212,10 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
         .filter(|token| !token.is_empty())
 }
 
-/// In front of every `/v1` route: the request goes on with its [`Caller`] in its
-/// extensions, or is answered 401 or 429 here. Job data is the caller's own, so no
-/// answer may be kept by a shared cache.
-pub async fn guard(
-    State(state): State<Arc<AppState>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let mut response = match admit(&state.access, peer.ip(), request.headers(), Instant::now()) {
-        Ok(caller) => {
-            request.extensions_mut().insert(caller);
-            next.run(request).await
-        }
-        Err(refusal) => {
-            let kind = match refusal {
-                AccessError::MissingKey | AccessError::UnknownKey => "unauthorized",
-                AccessError::RateLimited { .. } => "rate_limited",
-            };
-            metrics::counter!("puzzled_requests_refused_total", "reason" => kind).increment(1);
-            Problem::from(refusal).into_response()
-        }
-    };
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     const KEY_A: &str = "alpha-0123456789abcdef";
     const KEY_B: &str = "bravo-0123456789abcdef";

@@ -4,6 +4,7 @@
 //! connections (`listener`).
 
 pub mod access;
+pub mod guard;
 pub mod listener;
 pub mod problem;
 pub mod rate_limit;
@@ -76,7 +77,7 @@ pub fn router(state: Arc<AppState>, operations: Operations) -> Router {
         .route("/v1/capabilities", get(routes::capabilities))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state),
-            access::guard,
+            guard::guard,
         ))
         .route("/openapi.yaml", get(routes::openapi))
         .route("/", get(web::page))
@@ -88,6 +89,7 @@ pub fn router(state: Arc<AppState>, operations: Operations) -> Router {
     };
     app.route_layer(middleware::from_fn(request_id::record_route))
         .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
         .layer(middleware::from_fn_with_state(
             max_body,
@@ -143,6 +145,7 @@ pub fn operations_router(state: Arc<AppState>) -> Router {
     operations()
         .route_layer(middleware::from_fn(request_id::record_route))
         .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(middleware::map_response(no_sniff))
         .layer(middleware::from_fn(request_id::trace))
         .with_state(state)

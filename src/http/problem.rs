@@ -239,19 +239,24 @@ impl From<QueryRejection> for Problem {
 impl From<RequestError> for Problem {
     fn from(error: RequestError) -> Problem {
         let pointer = match &error {
-            RequestError::Board(e) if e.to_string().starts_with("goal") => "/puzzle/goal",
-            RequestError::Board(_) => "/puzzle/tiles",
-            RequestError::Level(_) => "/puzzle/level",
+            RequestError::Board(e) if e.to_string().starts_with("goal") => "/puzzle/goal".into(),
+            RequestError::Board(_) => "/puzzle/tiles".into(),
+            RequestError::Level(_) => "/puzzle/level".into(),
             RequestError::UnknownName { field, .. } => match *field {
                 "algorithm" => "/algorithm",
                 "heuristic" => "/heuristic",
                 "partition" => "/partition",
                 "goal" => "/puzzle/goal",
+                "puzzle type" => "/puzzle/type",
                 _ => "/objective",
-            },
-            RequestError::BadWeight(_) => "/weight",
-            RequestError::PartitionWithoutPdb => "/partition",
-            RequestError::OverLimit { field, .. } => field,
+            }
+            .into(),
+            RequestError::Missing { field, .. } | RequestError::NotFor { field, .. } => {
+                format!("/puzzle/{field}")
+            }
+            RequestError::BadWeight(_) => "/weight".into(),
+            RequestError::PartitionWithoutPdb => "/partition".into(),
+            RequestError::OverLimit { field, .. } => field.to_string(),
         };
         Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,

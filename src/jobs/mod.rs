@@ -3,13 +3,22 @@
 //! tables on disk. Knows the engine and the puzzles; knows nothing of HTTP.
 
 pub mod group_commit;
+pub mod id;
 pub mod memory;
+pub mod resolve;
 pub mod run;
 pub mod service;
 pub mod spec;
+pub mod status;
 pub mod store;
 pub mod tables;
 
-pub use run::{Board, ExhaustedReason, JobError, JobReport, JobStatus, Plan, run_job};
-pub use spec::{AlgorithmChoice, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleSpec};
+pub use id::JobId;
+pub use resolve::JobError;
+pub use run::{Board, JobReport, Plan, run_job};
+pub use spec::{
+    AlgorithmChoice, Heuristic, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleKind,
+    PuzzleSpec,
+};
+pub use status::{ExhaustedReason, JobStatus, Stage, Status};
 pub use tables::TableStore;

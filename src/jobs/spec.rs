@@ -14,44 +14,69 @@ pub enum PuzzleSpec {
     Sokoban(Level),
 }
 
-/// The search to run; `Auto` picks one from the puzzle and the objective.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AlgorithmChoice {
-    Auto,
-    IdaStar,
-    AStar,
-    BreadthFirst,
-    GreedyBestFirst,
-    EnforcedHillClimbing,
-    FeatureSpace,
+crate::named_enum! {
+    /// The puzzle kinds, as the request's `puzzle.type` names them.
+    pub enum PuzzleKind {
+        Sliding = "sliding",
+        Sokoban = "sokoban",
+    }
 }
 
-impl AlgorithmChoice {
-    pub const ALL: [AlgorithmChoice; 7] = [
-        AlgorithmChoice::Auto,
-        AlgorithmChoice::IdaStar,
-        AlgorithmChoice::AStar,
-        AlgorithmChoice::BreadthFirst,
-        AlgorithmChoice::GreedyBestFirst,
-        AlgorithmChoice::EnforcedHillClimbing,
-        AlgorithmChoice::FeatureSpace,
-    ];
-
-    /// The name used on the wire and the command line.
-    pub fn name(self) -> &'static str {
+impl PuzzleSpec {
+    pub fn kind(&self) -> PuzzleKind {
         match self {
-            AlgorithmChoice::Auto => "auto",
-            AlgorithmChoice::IdaStar => "ida-star",
-            AlgorithmChoice::AStar => "a-star",
-            AlgorithmChoice::BreadthFirst => "bfs",
-            AlgorithmChoice::GreedyBestFirst => "greedy-best-first",
-            AlgorithmChoice::EnforcedHillClimbing => "enforced-hill-climbing",
-            AlgorithmChoice::FeatureSpace => "fess",
+            PuzzleSpec::Sliding(_) => PuzzleKind::Sliding,
+            PuzzleSpec::Sokoban(_) => PuzzleKind::Sokoban,
+        }
+    }
+}
+
+crate::named_enum! {
+    /// The search to run; `Auto` picks one from the puzzle and the objective.
+    pub enum AlgorithmChoice {
+        Auto = "auto",
+        IdaStar = "ida-star",
+        AStar = "a-star",
+        BreadthFirst = "bfs",
+        GreedyBestFirst = "greedy-best-first",
+        EnforcedHillClimbing = "enforced-hill-climbing",
+        FeatureSpace = "fess",
+    }
+}
+
+crate::named_enum! {
+    /// A heuristic by name; [`HeuristicChoice`] adds the partition.
+    pub enum Heuristic {
+        Auto = "auto",
+        Misplaced = "misplaced",
+        Manhattan = "manhattan",
+        LinearConflict = "linear-conflict",
+        PatternDatabase = "pattern-database",
+        Matching = "matching",
+        ClosestGoal = "closest-goal",
+    }
+}
+
+impl Heuristic {
+    /// The puzzle kind it scores; `None` for `auto`, which means each kind's default.
+    pub fn puzzle(self) -> Option<PuzzleKind> {
+        match self {
+            Heuristic::Auto => None,
+            Heuristic::Misplaced
+            | Heuristic::Manhattan
+            | Heuristic::LinearConflict
+            | Heuristic::PatternDatabase => Some(PuzzleKind::Sliding),
+            Heuristic::Matching | Heuristic::ClosestGoal => Some(PuzzleKind::Sokoban),
         }
     }
 
-    pub fn parse(name: &str) -> Option<AlgorithmChoice> {
-        Self::ALL.into_iter().find(|a| a.name() == name)
+    /// The names a puzzle kind takes, `auto` first.
+    pub fn names_for(kind: PuzzleKind) -> Vec<&'static str> {
+        Heuristic::ALL
+            .iter()
+            .filter(|h| h.puzzle().is_none_or(|k| k == kind))
+            .map(|h| h.name())
+            .collect()
     }
 }
 
@@ -71,64 +96,60 @@ pub enum HeuristicChoice {
 }
 
 impl HeuristicChoice {
-    /// The sliding-puzzle heuristics, `auto` first.
-    pub const NAMES: [&'static str; 5] = [
-        "auto",
-        "misplaced",
-        "manhattan",
-        "linear-conflict",
-        "pattern-database",
-    ];
-    /// The Sokoban lower bounds, `auto` first.
-    pub const SOKOBAN_NAMES: [&'static str; 3] = ["auto", "matching", "closest-goal"];
-
-    pub fn name(self) -> &'static str {
+    pub fn kind(self) -> Heuristic {
         match self {
-            HeuristicChoice::Auto => "auto",
-            HeuristicChoice::Misplaced => "misplaced",
-            HeuristicChoice::Manhattan => "manhattan",
-            HeuristicChoice::LinearConflict => "linear-conflict",
-            HeuristicChoice::PatternDatabase(_) => "pattern-database",
-            HeuristicChoice::Matching => "matching",
-            HeuristicChoice::ClosestGoal => "closest-goal",
+            HeuristicChoice::Auto => Heuristic::Auto,
+            HeuristicChoice::Misplaced => Heuristic::Misplaced,
+            HeuristicChoice::Manhattan => Heuristic::Manhattan,
+            HeuristicChoice::LinearConflict => Heuristic::LinearConflict,
+            HeuristicChoice::PatternDatabase(_) => Heuristic::PatternDatabase,
+            HeuristicChoice::Matching => Heuristic::Matching,
+            HeuristicChoice::ClosestGoal => Heuristic::ClosestGoal,
         }
     }
 
-    /// Parses a name; `partition` refines `pattern-database`.
-    pub fn parse(name: &str, partition: Option<PartitionKind>) -> Option<HeuristicChoice> {
-        Some(match name {
-            "auto" => HeuristicChoice::Auto,
-            "misplaced" => HeuristicChoice::Misplaced,
-            "manhattan" => HeuristicChoice::Manhattan,
-            "linear-conflict" => HeuristicChoice::LinearConflict,
-            "pattern-database" => HeuristicChoice::PatternDatabase(partition),
-            "matching" => HeuristicChoice::Matching,
-            "closest-goal" => HeuristicChoice::ClosestGoal,
-            _ => return None,
-        })
+    pub fn name(self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// The choice a name makes; `partition` refines `pattern-database`.
+    pub fn new(kind: Heuristic, partition: Option<PartitionKind>) -> HeuristicChoice {
+        match kind {
+            Heuristic::Auto => HeuristicChoice::Auto,
+            Heuristic::Misplaced => HeuristicChoice::Misplaced,
+            Heuristic::Manhattan => HeuristicChoice::Manhattan,
+            Heuristic::LinearConflict => HeuristicChoice::LinearConflict,
+            Heuristic::PatternDatabase => HeuristicChoice::PatternDatabase(partition),
+            Heuristic::Matching => HeuristicChoice::Matching,
+            Heuristic::ClosestGoal => HeuristicChoice::ClosestGoal,
+        }
+    }
+
+    /// The partition it names, if any.
+    pub fn partition(self) -> Option<PartitionKind> {
+        match self {
+            HeuristicChoice::PatternDatabase(kind) => kind,
+            _ => None,
+        }
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Objective {
-    /// A shortest plan, proved so.
-    Optimal,
-    /// Any plan, found fast.
-    Any,
+crate::named_enum! {
+    pub enum Objective {
+        /// A shortest plan, proved so.
+        Optimal = "optimal",
+        /// Any plan, found fast.
+        Any = "any",
+    }
 }
 
 impl Objective {
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Optimal => "optimal",
-            Objective::Any => "any",
-        }
-    }
-    pub fn parse(name: &str) -> Option<Objective> {
-        match name {
-            "optimal" => Some(Objective::Optimal),
-            "any" => Some(Objective::Any),
-            _ => None,
+    /// What a request that names no objective asks for: optimal for sliding puzzles; any
+    /// plan for Sokoban, whose optimum can take very long to prove.
+    pub fn default_for(kind: PuzzleKind) -> Objective {
+        match kind {
+            PuzzleKind::Sliding => Objective::Optimal,
+            PuzzleKind::Sokoban => Objective::Any,
         }
     }
 }
@@ -151,4 +172,22 @@ pub struct JobSpec {
     pub weight: Option<Weight>,
     pub limits: JobLimits,
     pub include_boards: bool,
+}
+
+impl JobSpec {
+    /// A job on `puzzle` with every choice left to its default: `auto` search and
+    /// heuristic, the puzzle kind's objective, no weight, no limits, no boards. Other
+    /// choices are set on the fields:
+    /// `JobSpec { algorithm: AlgorithmChoice::IdaStar, ..JobSpec::new(puzzle) }`.
+    pub fn new(puzzle: PuzzleSpec) -> JobSpec {
+        JobSpec {
+            objective: Objective::default_for(puzzle.kind()),
+            puzzle,
+            algorithm: AlgorithmChoice::Auto,
+            heuristic: HeuristicChoice::Auto,
+            weight: None,
+            limits: JobLimits::default(),
+            include_boards: false,
+        }
+    }
 }

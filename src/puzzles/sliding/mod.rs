@@ -154,6 +154,23 @@ pub enum GoalSpec {
     Tiles(Vec<u64>),
 }
 
+crate::named_enum! {
+    /// The goals known by name.
+    pub enum GoalName {
+        BlankLast = "blank-last",
+        BlankFirst = "blank-first",
+    }
+}
+
+impl From<GoalName> for GoalSpec {
+    fn from(name: GoalName) -> GoalSpec {
+        match name {
+            GoalName::BlankLast => GoalSpec::BlankLast,
+            GoalName::BlankFirst => GoalSpec::BlankFirst,
+        }
+    }
+}
+
 impl GoalSpec {
     /// The goal board for `cells` cells, checked to be a permutation.
     pub fn board(&self, cells: usize) -> Result<Vec<u8>, BoardError> {

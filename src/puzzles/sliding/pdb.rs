@@ -348,34 +348,19 @@ pub struct Partition {
     pub patterns: Vec<Vec<u8>>,
 }
 
-/// The partitions we know how to lay out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PartitionKind {
-    /// 4×4: top and bottom halves (7 and 8 tiles).
-    SevenEight,
-    /// 4×4: the blank's row (3 tiles) and two 3×2 blocks.
-    SixSixThree,
-    /// 5×5: four blocks of six tiles.
-    SixSixSixSix,
+crate::named_enum! {
+    /// The partitions we know how to lay out.
+    pub enum PartitionKind {
+        /// 4×4: top and bottom halves (7 and 8 tiles).
+        SevenEight = "7-8",
+        /// 4×4: the blank's row (3 tiles) and two 3×2 blocks.
+        SixSixThree = "6-6-3",
+        /// 5×5: four blocks of six tiles.
+        SixSixSixSix = "6-6-6-6",
+    }
 }
 
 impl PartitionKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            PartitionKind::SevenEight => "7-8",
-            PartitionKind::SixSixThree => "6-6-3",
-            PartitionKind::SixSixSixSix => "6-6-6-6",
-        }
-    }
-    pub fn parse(name: &str) -> Option<PartitionKind> {
-        [
-            PartitionKind::SevenEight,
-            PartitionKind::SixSixThree,
-            PartitionKind::SixSixSixSix,
-        ]
-        .into_iter()
-        .find(|k| k.name() == name)
-    }
     /// The board side this partition is laid out for.
     pub fn side(self) -> usize {
         match self {

@@ -5,8 +5,10 @@
 
 use super::Direction;
 use super::board::{Board, NONE};
+use super::boxes::{flip, has_box};
 use super::cuts::Cuts;
-use super::domain::{Flood, Push, SokobanDomain, State, flip, has_box};
+use super::domain::{Push, SokobanDomain, State};
+use super::flood::Flood;
 use crate::search::{Cost, Domain, Features, Successor};
 
 use std::cell::RefCell;

@@ -9,8 +9,9 @@
 
 use super::Direction;
 use super::board::{Board, NONE};
+use super::boxes::has_box;
 use super::corral_deadlock::CorralSearch;
-use super::domain::{Flood, has_box};
+use super::flood::Flood;
 use crate::search::Interrupt;
 
 /// What the corral analysis allows.

@@ -13,8 +13,9 @@ use rustc_hash::FxBuildHasher;
 
 use super::Direction;
 use super::board::{Board, NONE};
+use super::boxes::{BoxSet, flip, has_box, squares};
 use super::deadlock::freeze_deadlock;
-use super::domain::{BoxSet, Flood, flip, has_box, squares};
+use super::flood::Flood;
 use crate::search::{Interrupt, Stop};
 
 /// Positions one corral search may visit before it gives up and says "not proved".

@@ -6,7 +6,7 @@
 
 use super::Direction;
 use super::board::{Board, NONE};
-use super::domain::has_box;
+use super::boxes::has_box;
 
 /// One piece of the area after a square is taken: the subtree under one child of the
 /// taken square in the search tree, or the rest (everything above it).

@@ -6,7 +6,7 @@
 
 use super::Direction;
 use super::board::{Board, NONE};
-use super::domain::has_box;
+use super::boxes::has_box;
 
 /// True when the box just pushed onto `square` is frozen together with a box that is
 /// off its goal. `frozen` is scratch space (the boxes of the chain under test).

@@ -5,18 +5,17 @@
 
 use std::cell::{OnceCell, RefCell};
 
-use smallvec::{SmallVec, smallvec};
+use smallvec::smallvec;
 
 use super::board::{Board, NONE, UNREACHABLE};
-use super::corral::{CorralTests, Corrals, Verdict};
+use super::boxes::{BoxSet, flip, has_box, squares, words};
+use super::corral::{CorralTests, Verdict};
 use super::deadlock::freeze_deadlock;
 use super::hotspots::Hotspots;
 use super::matching::{FORBIDDEN, Hungarian};
+use super::scratch::Scratch;
 use super::{Direction, Level};
 use crate::search::{Cost, Domain, Features, Interrupt, Successor};
-
-/// Boxes as a bitset over squares.
-pub type BoxSet = SmallVec<[u64; 4]>;
 
 /// A position: the boxes as a bitset over the board's squares, and the normalised
 /// player. It is also the duplicate key, a real key, not a hash of one: equality and
@@ -109,113 +108,6 @@ pub enum Bound {
     Matching,
     /// Each box's distance to its nearest goal, summed: cheaper, weaker.
     ClosestGoal,
-}
-
-#[inline]
-pub fn has_box(boxes: &[u64], square: u16) -> bool {
-    boxes[square as usize / 64] >> (square % 64) & 1 == 1
-}
-
-#[inline]
-pub(super) fn flip(boxes: &mut [u64], square: u16) {
-    boxes[square as usize / 64] ^= 1 << (square % 64);
-}
-
-/// The squares of a bitset, in increasing order.
-pub fn squares(boxes: &[u64]) -> impl Iterator<Item = u16> + '_ {
-    boxes.iter().enumerate().flat_map(|(w, &word)| {
-        let mut bits = word;
-        std::iter::from_fn(move || {
-            (bits != 0).then(|| {
-                let bit = bits.trailing_zeros();
-                bits &= bits - 1;
-                (w * 64) as u16 + bit as u16
-            })
-        })
-    })
-}
-
-/// A flood fill with generation stamps, so it never clears its array.
-#[derive(Clone, Debug, Default)]
-pub struct Flood {
-    stamp: Vec<u32>,
-    generation: u32,
-    queue: Vec<u16>,
-}
-
-impl Flood {
-    /// Marks the squares the player reaches from `start` around `boxes`; returns the
-    /// smallest, the region's canonical square.
-    pub fn fill(&mut self, board: &Board, boxes: &[u64], start: u16) -> u16 {
-        self.begin(board);
-        self.spread(board, boxes, start)
-    }
-
-    /// The number of separate areas the boxes cut the floor into: the player's area
-    /// and the corrals it cannot enter.
-    pub fn count_regions(&mut self, board: &Board, boxes: &[u64]) -> u16 {
-        self.begin(board);
-        let mut regions = 0;
-        for square in 0..board.n_squares() as u16 {
-            if !has_box(boxes, square) && self.stamp[square as usize] != self.generation {
-                self.spread(board, boxes, square);
-                regions += 1;
-            }
-        }
-        regions
-    }
-
-    /// Starts a new generation: every square unmarked.
-    fn begin(&mut self, board: &Board) {
-        if self.stamp.len() != board.n_squares() || self.generation == u32::MAX {
-            self.stamp = vec![0; board.n_squares()];
-            self.generation = 0;
-        }
-        self.generation += 1;
-    }
-
-    /// Marks what the player reaches from `start` in this generation; returns the
-    /// smallest square reached.
-    fn spread(&mut self, board: &Board, boxes: &[u64], start: u16) -> u16 {
-        let generation = self.generation;
-        self.queue.clear();
-        self.queue.push(start);
-        self.stamp[start as usize] = generation;
-        let mut smallest = start;
-        let mut next = 0;
-        while next < self.queue.len() {
-            let square = self.queue[next];
-            next += 1;
-            smallest = smallest.min(square);
-            for direction in Direction::ALL {
-                let n = board.neighbour(square, direction);
-                if n != NONE && self.stamp[n as usize] != generation && !has_box(boxes, n) {
-                    self.stamp[n as usize] = generation;
-                    self.queue.push(n);
-                }
-            }
-        }
-        smallest
-    }
-
-    /// Whether the last [`Flood::fill`] reached `square`.
-    #[inline]
-    pub fn reached(&self, square: u16) -> bool {
-        self.stamp[square as usize] == self.generation
-    }
-}
-
-#[derive(Default)]
-pub(super) struct Scratch {
-    pub region: Flood,
-    regions: Flood,
-    normalise: Flood,
-    pub hungarian: Hungarian,
-    pub corrals: Corrals,
-    pub frozen: Vec<u16>,
-    pub box_list: Vec<u16>,
-    /// The boxes off their goals, for the hotspot feature.
-    loose: Vec<u16>,
 }
 
 /// Sokoban as a [`Domain`] over pushes (unit cost: the search minimises pushes).
@@ -435,10 +327,6 @@ impl SokobanDomain {
     pub(super) fn scratch(&self) -> std::cell::RefMut<'_, Scratch> {
         self.scratch.borrow_mut()
     }
-}
-
-pub(super) fn words(board: &Board) -> usize {
-    board.n_squares().div_ceil(64)
 }
 
 impl Domain for SokobanDomain {

@@ -11,16 +11,19 @@
 
 mod board;
 mod box_moves;
+mod boxes;
 mod corral;
 mod corral_deadlock;
 mod cuts;
 pub mod deadlock;
 mod domain;
+mod flood;
 mod hotspots;
 pub mod matching;
 mod parse;
 pub mod plan;
 mod replay;
+mod scratch;
 
 pub use board::Board;
 pub use box_moves::{BoxMove, BoxMoveDomain, Placed};

@@ -629,8 +629,8 @@ fn check_successor_areas<D: search::Domain>(
     stands: impl Fn(D::Action) -> u16,
     view: impl Fn(&D::State) -> (&State, Option<u16>),
 ) -> Result<(), TestCaseError> {
-    let mut flood = domain::Flood::default();
-    let check = |state: &D::State, flood: &mut domain::Flood| {
+    let mut flood = flood::Flood::default();
+    let check = |state: &D::State, flood: &mut flood::Flood| {
         let (position, regions) = view(state);
         let flooded = regions.map(|_| flood.count_regions(board, &position.boxes));
         (regions, flooded)

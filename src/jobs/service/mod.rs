@@ -2,23 +2,29 @@
 //! blocking threads, and tells listeners (long polls, SSE) what changed. The live
 //! registry (a `DashMap`) holds each running job's cancel flag.
 
+mod worker;
+
+use worker::{Reporter, record_finish};
+
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dashmap::DashMap;
 use tokio::sync::{Notify, Semaphore, broadcast, watch};
 
-use super::group_commit::GroupCommit;
-use super::memory::Trimmer;
-use super::run::{self, ExhaustedReason, JobReport, JobStatus};
-use super::spec::JobSpec;
-use super::store::{
+use crate::jobs::group_commit::GroupCommit;
+use crate::jobs::id::JobId;
+use crate::jobs::memory::Trimmer;
+use crate::jobs::run::{self};
+use crate::jobs::spec::JobSpec;
+use crate::jobs::status::{ExhaustedReason, JobStatus};
+use crate::jobs::store::{
     Backend, CHANNEL, CancelOutcome, JobRecord, LeaseState, NewJob, Notice, Owner, ProgressRecord,
     ResultRecord, Stage, Store, StoreError, now_ms,
 };
-use super::tables::TableStore;
-use crate::search::{CancelFlag, Progress, ProgressSink};
+use crate::jobs::tables::TableStore;
+use crate::search::CancelFlag;
 
 /// How often a running job's progress reaches listeners, and the database.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
@@ -34,15 +40,17 @@ pub const INLINE_TIME_BUDGET: Duration = Duration::from_millis(50);
 #[derive(Clone, Debug)]
 pub enum JobEvent {
     /// The job's stage changed (queued → running → finished).
-    Changed { id: String },
+    Changed {
+        id: JobId,
+    },
     Progress {
-        id: String,
+        id: JobId,
         progress: ProgressRecord,
     },
 }
 
 impl JobEvent {
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &JobId {
         match self {
             JobEvent::Changed { id } | JobEvent::Progress { id, .. } => id,
         }
@@ -133,7 +141,7 @@ pub struct JobService {
     store: Store,
     tables: Arc<TableStore>,
     config: ServiceConfig,
-    live: DashMap<String, LiveJob>,
+    live: DashMap<JobId, LiveJob>,
     events: broadcast::Sender<JobEvent>,
     wake: Notify,
     slots: Arc<Semaphore>,
@@ -151,38 +159,6 @@ pub struct JobService {
     worker_id: String,
     /// Returns what queued searches freed to the system.
     trimmer: Arc<Trimmer>,
-}
-
-/// Sends progress to listeners and keeps the latest for the database writer.
-struct Reporter {
-    id: String,
-    events: broadcast::Sender<JobEvent>,
-    latest: Mutex<Option<ProgressRecord>>,
-}
-
-impl Reporter {
-    fn latest(&self) -> Option<ProgressRecord> {
-        self.latest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-}
-
-impl ProgressSink for Reporter {
-    fn progress(&self, progress: &Progress) {
-        let record = ProgressRecord {
-            nodes_expanded: progress.nodes_expanded,
-            threshold: progress.bound,
-            elapsed_ms: progress.elapsed.as_millis() as u64,
-        };
-        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(record.clone());
-        // No listener is fine.
-        let _ = self.events.send(JobEvent::Progress {
-            id: self.id.clone(),
-            progress: record,
-        });
-    }
 }
 
 impl JobService {
@@ -325,7 +301,7 @@ impl JobService {
             return Ok(None);
         }
         let record = JobRecord {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: JobId::random(),
             stage: Stage::Finished(report.status.clone()),
             priority: job.priority,
             spec: job.spec.clone(),
@@ -353,7 +329,7 @@ impl JobService {
 
     /// The job as stored, with the live progress of its search if it runs here, if a
     /// caller acting as `owner` may see it.
-    pub async fn get(&self, id: &str, owner: &Owner) -> Result<Option<JobRecord>, StoreError> {
+    pub async fn get(&self, id: &JobId, owner: &Owner) -> Result<Option<JobRecord>, StoreError> {
         let mut job = self.store.get_visible(id, owner).await?;
         if let Some(job) = job.as_mut()
             && job.stage == Stage::Running
@@ -365,7 +341,7 @@ impl JobService {
         Ok(job)
     }
 
-    pub async fn cancel(&self, id: &str, owner: &Owner) -> Result<CancelOutcome, StoreError> {
+    pub async fn cancel(&self, id: &JobId, owner: &Owner) -> Result<CancelOutcome, StoreError> {
         let outcome = self.store.cancel(id, owner).await?;
         match outcome {
             CancelOutcome::StopRequested => {
@@ -374,7 +350,7 @@ impl JobService {
                 }
             }
             CancelOutcome::CancelledQueued => {
-                let _ = self.events.send(JobEvent::Changed { id: id.to_string() });
+                let _ = self.events.send(JobEvent::Changed { id: id.clone() });
             }
             _ => {}
         }
@@ -448,206 +424,28 @@ impl JobService {
         listener.listen(CHANNEL).await?;
         loop {
             let notification = listener.recv().await?;
-            let Some((notice, id)) = Notice::parse(notification.payload()) else {
+            let Some((notice, id)) = Notice::read(notification.payload()) else {
                 continue;
             };
             match notice {
                 Notice::Queued => self.wake.notify_one(),
                 Notice::Changed => {
-                    let _ = self.events.send(JobEvent::Changed { id: id.to_string() });
+                    let _ = self.events.send(JobEvent::Changed { id });
                 }
                 // Jobs running here report their progress themselves.
-                Notice::Progress if !self.live.contains_key(id) => {
-                    if let Ok(Some(job)) = self.store.get(id).await
+                Notice::Progress if !self.live.contains_key(&id) => {
+                    if let Ok(Some(job)) = self.store.get(&id).await
                         && let Some(progress) = job.progress
                     {
-                        let _ = self.events.send(JobEvent::Progress {
-                            id: id.to_string(),
-                            progress,
-                        });
+                        let _ = self.events.send(JobEvent::Progress { id, progress });
                     }
                 }
                 Notice::Progress => {}
                 Notice::Cancel => {
-                    if let Some(job) = self.live.get(id) {
+                    if let Some(job) = self.live.get(&id) {
                         job.cancel.cancel();
                     }
                 }
-            }
-        }
-    }
-
-    /// Claims and runs jobs until shutdown, on the current runtime.
-    pub fn start_workers(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
-        self.workers_running.store(true, Ordering::Relaxed);
-        let service = Arc::clone(self);
-        tokio::spawn(async move {
-            Arc::clone(&service).claim_and_run().await;
-            service.workers_running.store(false, Ordering::Relaxed);
-        })
-    }
-
-    /// Claims jobs while a worker slot is free, until shutdown; a failed claim is retried.
-    async fn claim_and_run(self: Arc<Self>) {
-        loop {
-            let permit = Arc::clone(&self.slots)
-                .acquire_owned()
-                .await
-                .expect("the semaphore is never closed");
-            if self.is_stopping() {
-                return;
-            }
-            let claiming = std::time::Instant::now();
-            let claimed = self.store.claim(&self.worker_id, self.config.lease).await;
-            metrics::histogram!("puzzled_claim_seconds").record(claiming.elapsed().as_secs_f64());
-            let claimed = match claimed {
-                Ok(claimed) => claimed,
-                Err(error) => {
-                    tracing::warn!(%error, "claiming a job failed; retrying");
-                    None
-                }
-            };
-            let Some(job) = claimed else {
-                drop(permit);
-                tokio::select! {
-                    _ = self.wake.notified() => {}
-                    _ = tokio::time::sleep(POLL_INTERVAL) => {}
-                }
-                continue;
-            };
-            let service = Arc::clone(&self);
-            tokio::spawn(async move {
-                service.run_one(job).await;
-                drop(permit);
-                // A slot is free: look at the queue again at once.
-                service.wake.notify_one();
-            });
-        }
-    }
-
-    async fn run_one(self: &Arc<Self>, job: JobRecord) {
-        let id = job.id.clone();
-        let token = job.lease_token;
-        let cancel = CancelFlag::new();
-        let requeue = Arc::new(AtomicBool::new(false));
-        let reporter = Arc::new(Reporter {
-            id: id.clone(),
-            events: self.events.clone(),
-            latest: Mutex::new(None),
-        });
-        self.live.insert(
-            id.clone(),
-            LiveJob {
-                cancel: cancel.clone(),
-                reporter: Arc::clone(&reporter),
-                requeue: Arc::clone(&requeue),
-            },
-        );
-        let _ = self.events.send(JobEvent::Changed { id: id.clone() });
-
-        let search = {
-            let reporter = Arc::clone(&reporter);
-            let tables = Arc::clone(&self.tables);
-            let spec = self.capped(&job.spec);
-            let cancel = cancel.clone();
-            let trimmer = Arc::clone(&self.trimmer);
-            tokio::task::spawn_blocking(move || {
-                let progress = run::Progress {
-                    sink: &*reporter,
-                    interval: PROGRESS_INTERVAL,
-                };
-                let ran = run::run_job(&spec, &tables, cancel, Some(progress));
-                // After the job's tables are freed, and off the path to its report.
-                super::memory::off_path(move || {
-                    trimmer.search_ended();
-                });
-                ran
-            })
-        };
-        tokio::pin!(search);
-        // The first tick is at once: a cancel that came between claim and start counts.
-        // Three renewals a lease, so one late heartbeat does not lose it.
-        let mut heartbeat =
-            tokio::time::interval(PROGRESS_WRITE_INTERVAL.min(self.config.lease / 3));
-        let mut lease_lost = false;
-        let joined = loop {
-            tokio::select! {
-                joined = &mut search => break joined,
-                _ = heartbeat.tick() => {
-                    match self.store.heartbeat(&id, token, self.config.lease, reporter.latest().as_ref()).await {
-                        Ok(LeaseState::Held { cancel_requested: true }) => cancel.cancel(),
-                        Ok(LeaseState::Held { .. }) => {}
-                        // Another worker has the job now: stop, and write nothing.
-                        Ok(LeaseState::Lost) => {
-                            lease_lost = true;
-                            cancel.cancel();
-                        }
-                        Err(error) => tracing::warn!(%error, job = %id, "renewing the lease failed"),
-                    }
-                }
-            }
-        };
-        self.live.remove(&id);
-        if lease_lost {
-            tracing::warn!(job = %id, "the job's lease was taken over; its result is dropped");
-            return;
-        }
-        let written = self.record_end(&job, token, joined, &requeue).await;
-        if let Err(error) = written {
-            tracing::error!(job = %id, %error, "recording the job's end failed; the reaper will run it again");
-        }
-        let _ = self.events.send(JobEvent::Changed { id });
-    }
-
-    /// Writes how a claimed job ended, retrying while the store is unreachable (a
-    /// database restart) for as long as the lease would last.
-    async fn record_end(
-        &self,
-        job: &JobRecord,
-        token: i64,
-        joined: Result<Result<JobReport, run::JobError>, tokio::task::JoinError>,
-        requeue: &AtomicBool,
-    ) -> Result<bool, StoreError> {
-        let id = job.id.as_str();
-        let end = match joined {
-            Ok(Ok(report))
-                if report.status == JobStatus::Cancelled && requeue.load(Ordering::Relaxed) =>
-            {
-                End::Requeue
-            }
-            Ok(Ok(report)) => {
-                log_finish(id, &report);
-                let queue_wait = job.started_at.map_or(0, |s| s - job.created_at);
-                record_finish(&report, Duration::from_millis(queue_wait.max(0) as u64));
-                End::Finish(Box::new(report))
-            }
-            Ok(Err(error)) => {
-                tracing::error!(job = %id, %error, "job could not start");
-                End::Fail(error.to_string())
-            }
-            // A panic in a search ends that job, never the worker.
-            Err(join_error) => {
-                tracing::error!(job = %id, error = %join_error, "search panicked");
-                End::Fail("the search panicked".to_string())
-            }
-        };
-        let deadline = tokio::time::Instant::now() + self.config.lease;
-        loop {
-            let written = match &end {
-                End::Requeue => self.store.requeue(id, token).await,
-                End::Finish(report) => self.store.finish(id, token, report).await,
-                End::Fail(why) => self.store.fail(id, token, why).await,
-            };
-            match written {
-                Err(error) if tokio::time::Instant::now() < deadline => {
-                    tracing::warn!(job = %id, %error, "recording the job's end failed; retrying");
-                    tokio::time::sleep(POLL_INTERVAL).await;
-                }
-                Ok(false) => {
-                    tracing::warn!(job = %id, "the job's lease was taken over; its result is dropped");
-                    return Ok(false);
-                }
-                other => return other,
             }
         }
     }
@@ -669,38 +467,6 @@ impl JobService {
             let _ = self.slots.acquire_many(all).await;
         }
     }
-}
-
-/// Prometheus series for a finished search (rendered by the HTTP layer's `/metrics`).
-fn record_finish(report: &JobReport, queue_wait: Duration) {
-    let status = report.status.name();
-    metrics::counter!("puzzled_jobs_finished_total", "status" => status).increment(1);
-    metrics::counter!("puzzled_nodes_expanded_total").increment(report.stats.nodes_expanded);
-    metrics::histogram!("puzzled_job_run_seconds").record(report.stats.elapsed.as_secs_f64());
-    metrics::histogram!("puzzled_job_queue_wait_seconds").record(queue_wait.as_secs_f64());
-    let seconds = report.stats.elapsed.as_secs_f64();
-    if seconds > 0.0 {
-        metrics::histogram!("puzzled_job_nodes_per_second")
-            .record(report.stats.nodes_expanded as f64 / seconds);
-    }
-}
-
-/// What a worker writes when its search ends.
-enum End {
-    Finish(Box<JobReport>),
-    Requeue,
-    Fail(String),
-}
-
-fn log_finish(id: &str, report: &JobReport) {
-    tracing::info!(
-        job = id,
-        status = report.status.name(),
-        length = report.plan.as_ref().map(|p| p.length),
-        nodes = report.stats.nodes_expanded,
-        ms = report.stats.elapsed.as_millis() as u64,
-        "job finished"
-    );
 }
 
 #[cfg(test)]

@@ -1,0 +1,52 @@
+//! `/v1/solve` (a job answered in the request) and `/v1/validate` (a plan replayed).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Extension, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::jobs::{accepted, new_job, wait_for_end};
+use super::{Body, MAX_WAIT_SECONDS};
+use crate::http::AppState;
+use crate::http::access::Caller;
+use crate::http::problem::Problem;
+use crate::http::wire::{self, JobRequest, JobView, ValidateRequest};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolveQuery {
+    wait_ms: Option<u64>,
+}
+
+pub async fn solve(
+    State(state): State<Arc<AppState>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    query: Result<Query<SolveQuery>, axum::extract::rejection::QueryRejection>,
+    Body(request): Body<JobRequest>,
+) -> Result<Response, Problem> {
+    let Query(query) = query?;
+    let wait = Duration::from_millis(query.wait_ms.unwrap_or(10_000).min(MAX_WAIT_SECONDS * 1000));
+    let owner = caller.owner.clone();
+    let job = new_job(&state, caller, &headers, request)?;
+    if let Some(finished) = state.service.solve_now(&job).await? {
+        return Ok((StatusCode::OK, Json(JobView::from(&finished))).into_response());
+    }
+    let (job, _) = state.service.submit(job).await?;
+    let job = wait_for_end(&state, &owner, &job.id, wait).await?;
+    if job.stage.is_terminal() {
+        Ok((StatusCode::OK, Json(JobView::from(&job))).into_response())
+    } else {
+        Ok(accepted(&job))
+    }
+}
+
+pub async fn validate(
+    Body(request): Body<ValidateRequest>,
+) -> Result<Json<wire::ValidateResponse>, Problem> {
+    Ok(Json(request.check()?))
+}

@@ -1,0 +1,15 @@
+//! Wire types: the JSON the service and the CLI's `--json` speak. The only serde
+//! types in the crate; converted to and from the job layer by hand, here.
+
+mod request;
+mod validate;
+mod view;
+
+pub use request::{
+    GoalRequest, JobRequest, LimitsRequest, PuzzleRequest, RequestError, SearchNames, parse_goal,
+    parse_goal_text,
+};
+pub use validate::{MAX_VALIDATE_BOARD_SQUARES, StepErrorView, ValidateRequest, ValidateResponse};
+pub use view::{
+    BoardView, JobList, JobOutcome, JobResult, JobView, ProgressView, millis, timestamp,
+};

@@ -1,0 +1,313 @@
+//! Requests: a job as JSON, validated into a job spec; every wrong field named.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::jobs::{
+    AlgorithmChoice, Heuristic, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleKind,
+    PuzzleSpec,
+};
+use crate::puzzles::sliding::pdb::PartitionKind;
+use crate::puzzles::sliding::{BoardError, GoalName, GoalSpec, SlidingPuzzle};
+use crate::puzzles::sokoban::{Level, LevelError};
+use crate::search::Weight;
+
+/// `POST /v1/jobs` body, and `puzzled solve --json -` input.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobRequest {
+    pub puzzle: PuzzleRequest,
+    #[serde(default)]
+    pub algorithm: Option<String>,
+    #[serde(default)]
+    pub heuristic: Option<String>,
+    /// Pattern-database partition: `7-8`, `6-6-3` (4×4) or `6-6-6-6` (5×5).
+    #[serde(default)]
+    pub partition: Option<String>,
+    #[serde(default)]
+    pub objective: Option<String>,
+    /// Heuristic weight for `ida-star`/`a-star`, at least 1.
+    #[serde(default)]
+    pub weight: Option<f64>,
+    #[serde(default)]
+    pub limits: LimitsRequest,
+    #[serde(default)]
+    pub include_boards: bool,
+    /// Higher runs first (service only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+}
+
+/// A puzzle: `type` names its kind, and the other fields are that kind's: `tiles`, `cols`
+/// and `goal` for a sliding puzzle, `level` (XSB or run-length XSB text) for Sokoban. One
+/// flat struct, not a tagged enum, so that a field of the wrong type is pointed at by its
+/// own path.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PuzzleRequest {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiles: Option<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cols: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<GoalRequest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+}
+
+impl PuzzleRequest {
+    /// Validates the puzzle: its kind, the fields that kind needs, none of another's.
+    pub fn into_spec(self) -> Result<PuzzleSpec, RequestError> {
+        let kind = parse_name(
+            "puzzle type",
+            &self.kind,
+            PuzzleKind::parse,
+            PuzzleKind::NAMES,
+        )?;
+        let foreign = match kind {
+            PuzzleKind::Sliding => [("level", self.level.is_some())].to_vec(),
+            PuzzleKind::Sokoban => [
+                ("tiles", self.tiles.is_some()),
+                ("cols", self.cols.is_some()),
+                ("goal", self.goal.is_some()),
+            ]
+            .to_vec(),
+        };
+        if let Some((field, _)) = foreign.into_iter().find(|(_, present)| *present) {
+            return Err(RequestError::NotFor { field, kind });
+        }
+        Ok(match kind {
+            PuzzleKind::Sliding => {
+                let tiles = self.tiles.ok_or(RequestError::Missing {
+                    field: "tiles",
+                    kind,
+                })?;
+                let goal = match self.goal {
+                    None => GoalSpec::BlankLast,
+                    Some(GoalRequest::Named(text)) => parse_goal_text(&text)?,
+                    Some(GoalRequest::Tiles(tiles)) => GoalSpec::Tiles(tiles),
+                };
+                PuzzleSpec::Sliding(SlidingPuzzle::new(&tiles, self.cols, &goal)?)
+            }
+            PuzzleKind::Sokoban => {
+                let level = self.level.ok_or(RequestError::Missing {
+                    field: "level",
+                    kind,
+                })?;
+                PuzzleSpec::Sokoban(Level::parse(&level)?)
+            }
+        })
+    }
+}
+
+/// A goal as a tile list or by name (`blank-last`, `blank-first`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum GoalRequest {
+    Named(String),
+    Tiles(Vec<u64>),
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nodes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// A request field that is present but wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequestError {
+    #[error("puzzle: {0}")]
+    Board(#[from] BoardError),
+    #[error("puzzle: level: {0}")]
+    Level(#[from] LevelError),
+    #[error("unknown {field} '{value}'; expected one of: {expected}")]
+    UnknownName {
+        field: &'static str,
+        value: String,
+        expected: String,
+    },
+    #[error("a {kind} puzzle needs `{field}`")]
+    Missing {
+        field: &'static str,
+        kind: PuzzleKind,
+    },
+    #[error("`{field}` is not a field of a {kind} puzzle")]
+    NotFor {
+        field: &'static str,
+        kind: PuzzleKind,
+    },
+    #[error("weight must be a number of at least 1, not {0}")]
+    BadWeight(f64),
+    #[error("partition is only meaningful with heuristic pattern-database")]
+    PartitionWithoutPdb,
+    #[error("{name} {value} is over this service's cap of {cap}")]
+    OverLimit {
+        field: &'static str,
+        name: &'static str,
+        value: u64,
+        cap: u64,
+    },
+}
+
+fn unknown(field: &'static str, value: &str, expected: &[&str]) -> RequestError {
+    RequestError::UnknownName {
+        field,
+        value: value.to_string(),
+        expected: expected.join(", "),
+    }
+}
+
+pub fn parse_goal(text: &str) -> Result<GoalSpec, BoardError> {
+    match GoalName::parse(text.trim()) {
+        Some(name) => Ok(name.into()),
+        None => crate::puzzles::sliding::parse_tiles("goal", text).map(GoalSpec::Tiles),
+    }
+}
+
+/// A name of `T`'s vocabulary, or the error that lists them.
+fn parse_name<T>(
+    field: &'static str,
+    name: &str,
+    parse: fn(&str) -> Option<T>,
+    names: &[&str],
+) -> Result<T, RequestError> {
+    parse(name).ok_or_else(|| unknown(field, name, names))
+}
+
+impl JobRequest {
+    /// Validates the request into a job spec; every wrong field gets a named error.
+    pub fn into_spec(self) -> Result<JobSpec, RequestError> {
+        let puzzle = self.puzzle.into_spec()?;
+        let choices = SearchNames {
+            algorithm: self.algorithm.as_deref(),
+            heuristic: self.heuristic.as_deref(),
+            partition: self.partition.as_deref(),
+            objective: self.objective.as_deref(),
+            weight: self.weight,
+        };
+        choices.apply(JobSpec {
+            limits: JobLimits {
+                max_nodes: self.limits.max_nodes,
+                timeout: self.limits.timeout_ms.map(Duration::from_millis),
+                max_memory_bytes: None,
+            },
+            include_boards: self.include_boards,
+            ..JobSpec::new(puzzle)
+        })
+    }
+}
+
+/// A goal given as text: a name, or (the CLI's `--goal`) a tile list.
+pub fn parse_goal_text(text: &str) -> Result<GoalSpec, RequestError> {
+    if text.chars().any(|c| c.is_ascii_digit()) {
+        Ok(parse_goal(text)?)
+    } else {
+        Ok(parse_name("goal", text, GoalName::parse, GoalName::NAMES)?.into())
+    }
+}
+
+/// How to search, by name, as a JSON request's fields or the command line's flags give
+/// it; `None` leaves a choice to the job's default.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SearchNames<'a> {
+    pub algorithm: Option<&'a str>,
+    pub heuristic: Option<&'a str>,
+    pub partition: Option<&'a str>,
+    pub objective: Option<&'a str>,
+    pub weight: Option<f64>,
+}
+
+impl SearchNames<'_> {
+    /// `spec` with these choices, each name parsed by its enum: one error, naming the
+    /// field, for the service and the command line.
+    pub fn apply(self, spec: JobSpec) -> Result<JobSpec, RequestError> {
+        let algorithm = match self.algorithm {
+            None => spec.algorithm,
+            Some(name) => parse_name(
+                "algorithm",
+                name,
+                AlgorithmChoice::parse,
+                AlgorithmChoice::NAMES,
+            )?,
+        };
+        let partition = match self.partition {
+            None => None,
+            Some(name) => Some(parse_name(
+                "partition",
+                name,
+                PartitionKind::parse,
+                PartitionKind::NAMES,
+            )?),
+        };
+        let heuristic = match self.heuristic {
+            None => spec.heuristic.kind(),
+            Some(name) => parse_name("heuristic", name, Heuristic::parse, Heuristic::NAMES)?,
+        };
+        let heuristic = HeuristicChoice::new(heuristic, partition.or(spec.heuristic.partition()));
+        if partition.is_some() && !matches!(heuristic, HeuristicChoice::PatternDatabase(_)) {
+            return Err(RequestError::PartitionWithoutPdb);
+        }
+        let objective = match self.objective {
+            None => spec.objective,
+            Some(name) => parse_name("objective", name, Objective::parse, Objective::NAMES)?,
+        };
+        let weight = match self.weight {
+            None => spec.weight,
+            Some(w) if w.is_finite() && (1.0..=100.0).contains(&w) => {
+                Some(Weight::from_percent((w * 100.0).round() as u32))
+            }
+            Some(w) => return Err(RequestError::BadWeight(w)),
+        };
+        Ok(JobSpec {
+            algorithm,
+            heuristic,
+            objective,
+            weight,
+            ..spec
+        })
+    }
+}
+
+impl JobRequest {
+    /// The request as the service understood it, for echoing back.
+    pub fn from_spec(spec: &JobSpec, priority: i64) -> JobRequest {
+        JobRequest {
+            puzzle: match &spec.puzzle {
+                PuzzleSpec::Sliding(puzzle) => PuzzleRequest {
+                    kind: PuzzleKind::Sliding.name().to_string(),
+                    tiles: Some(puzzle.start().iter().map(|&t| u64::from(t)).collect()),
+                    cols: Some(puzzle.geometry().cols),
+                    goal: Some(GoalRequest::Tiles(
+                        puzzle.goal().iter().map(|&t| u64::from(t)).collect(),
+                    )),
+                    level: None,
+                },
+                PuzzleSpec::Sokoban(level) => PuzzleRequest {
+                    kind: PuzzleKind::Sokoban.name().to_string(),
+                    tiles: None,
+                    cols: None,
+                    goal: None,
+                    level: Some(level.to_xsb()),
+                },
+            },
+            algorithm: Some(spec.algorithm.name().to_string()),
+            heuristic: Some(spec.heuristic.name().to_string()),
+            partition: spec.heuristic.partition().map(|k| k.name().to_string()),
+            objective: Some(spec.objective.name().to_string()),
+            weight: spec.weight.map(|w| f64::from(w.percent()) / 100.0),
+            limits: LimitsRequest {
+                max_nodes: spec.limits.max_nodes,
+                timeout_ms: spec.limits.timeout.map(|t| t.as_millis() as u64),
+            },
+            include_boards: spec.include_boards,
+            priority: Some(priority),
+        }
+    }
+}

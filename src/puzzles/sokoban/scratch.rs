@@ -1,0 +1,23 @@
+//! The buffers an expansion works in. [`super::SokobanDomain`] owns one set and lends it
+//! to each expansion, its own and [`super::BoxMoveDomain`]'s, so that expanding a node
+//! allocates nothing once the buffers have grown to the level.
+
+use super::corral::Corrals;
+use super::flood::Flood;
+use super::matching::Hungarian;
+
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// The player's region in the position being expanded.
+    pub region: Flood,
+    /// For counting the areas the boxes cut the floor into (a feature).
+    pub regions: Flood,
+    /// For each child's normalised player.
+    pub normalise: Flood,
+    pub hungarian: Hungarian,
+    pub corrals: Corrals,
+    pub frozen: Vec<u16>,
+    pub box_list: Vec<u16>,
+    /// The boxes off their goals, for the hotspot feature.
+    pub loose: Vec<u16>,
+}
