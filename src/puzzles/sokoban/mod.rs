@@ -18,6 +18,7 @@ mod cuts;
 pub mod deadlock;
 mod domain;
 mod flood;
+pub mod generate;
 mod hotspots;
 pub mod matching;
 mod parse;
