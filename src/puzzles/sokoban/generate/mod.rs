@@ -351,14 +351,11 @@ fn reverse(
         let Some(chosen) = pulls.choose(&floor, params.boxes, 64) else {
             continue;
         };
-        let shape = rating::lines_and_changes(chosen.pushes.iter().map(|p| {
-            (
-                usize::from(p.from),
-                usize::from(floor.step(p.from, p.direction)),
-                p.direction,
-            )
-        }));
-        let key = (pulls.depth(), shape.box_changes, shape.box_lines);
+        let key = (
+            pulls.depth(),
+            chosen.shape.box_changes,
+            chosen.shape.box_lines,
+        );
         if best.as_ref().is_none_or(|b| key > b.key) {
             best = Some(Laid {
                 key,

@@ -40,6 +40,7 @@ pub struct Chosen {
     pub boxes: Vec<u8>,
     pub player: u8,
     pub pushes: Vec<FloorPush>,
+    pub shape: super::rating::Shape,
 }
 
 fn pack(boxes: &[u8], player: u8) -> u128 {
@@ -220,7 +221,7 @@ impl Pulls {
         if depth == 0 {
             return None;
         }
-        let mut best: Option<((u32, u32), usize)> = None;
+        let mut best: Option<((u32, u32), super::rating::Shape, usize)> = None;
         for i in (0..self.nodes.len()).rev().take(look) {
             if self.nodes[i].depth != depth {
                 break;
@@ -234,17 +235,18 @@ impl Pulls {
                 )
             }));
             let score = (shape.box_changes, shape.box_lines);
-            if best.is_none_or(|(b, _)| score > b) {
-                best = Some((score, i));
+            if best.is_none_or(|(b, ..)| score > b) {
+                best = Some((score, shape, i));
             }
         }
-        let (_, i) = best?;
+        let (_, shape, i) = best?;
         let mut boxes = Vec::with_capacity(n_boxes);
         let player = unpack(self.nodes[i].key, n_boxes, &mut boxes);
         Some(Chosen {
             boxes,
             player,
             pushes: self.pushes(i),
+            shape,
         })
     }
 }
