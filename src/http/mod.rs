@@ -74,6 +74,7 @@ pub fn router(state: Arc<AppState>, operations: Operations) -> Router {
         .route("/v1/jobs/{id}/events", get(routes::events))
         .route("/v1/solve", post(routes::solve))
         .route("/v1/validate", post(routes::validate))
+        .route("/v1/rate", post(routes::rate))
         .route("/v1/capabilities", get(routes::capabilities))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state),

@@ -248,6 +248,9 @@ impl From<RequestError> for Problem {
                 "partition" => "/partition",
                 "goal" => "/puzzle/goal",
                 "puzzle type" => "/puzzle/type",
+                "generate type" => "/generate/type",
+                "method" => "/generate/method",
+                "difficulty" => "/generate/difficulty",
                 _ => "/objective",
             }
             .into(),
@@ -257,6 +260,11 @@ impl From<RequestError> for Problem {
             RequestError::BadWeight(_) => "/weight".into(),
             RequestError::PartitionWithoutPdb => "/partition".into(),
             RequestError::OverLimit { field, .. } => field.to_string(),
+            RequestError::Generate(e) => format!("/generate/{}", e.field()),
+            RequestError::NotForGenerate { field } => format!("/{field}"),
+            RequestError::NoTask => String::new(),
+            RequestError::BothTasks => "/generate".into(),
+            RequestError::RateLevel(_) | RequestError::NotRated(_) => "/level".into(),
         };
         Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,

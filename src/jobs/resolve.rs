@@ -82,6 +82,8 @@ pub enum Evaluation {
     /// Searches run in turn, each with its share of what is left of the limits, until
     /// one solves the level, proves it unsolvable or is cancelled.
     Sokoban(Vec<Phase>),
+    /// The level generator, which rates with A* and the matching bound.
+    Generate,
 }
 
 /// One search of a Sokoban job.
@@ -100,6 +102,13 @@ pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError
     match &spec.puzzle {
         PuzzleSpec::Sliding(puzzle) => resolve_sliding(spec, puzzle, tables),
         PuzzleSpec::Sokoban(_) => resolve_sokoban(spec),
+        PuzzleSpec::Generate(_) => Ok(Resolved {
+            algorithm: AlgorithmChoice::AStar,
+            heuristic: HeuristicChoice::Matching,
+            weight: Weight::ONE,
+            evaluation: Evaluation::Generate,
+            note: None,
+        }),
     }
 }
 

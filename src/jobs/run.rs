@@ -4,11 +4,13 @@
 
 use std::time::Duration;
 
+use super::generate::{Generation, run_generate};
 use super::resolve::{Evaluation, JobError, Resolved, resolve, search_algorithm};
 use super::spec::{AlgorithmChoice, HeuristicChoice, JobSpec, PuzzleSpec};
 use super::status::{ExhaustedReason, JobStatus};
 use super::tables::TableStore;
 use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
+use crate::puzzles::sokoban::generate::GenProgress;
 use crate::puzzles::sokoban::{self, Level};
 use crate::search::{
     self, Budget, CancelFlag, Interrupt, Limits, Outcome, ProgressSink, Stats, Stop, Weight,
@@ -48,11 +50,19 @@ pub struct JobReport {
     pub boards: Option<Vec<Board>>,
     /// Why the job ran on another heuristic than the one it would have used.
     pub note: Option<String>,
+    /// A generate job's levels.
+    pub generation: Option<Generation>,
+}
+
+/// Hears a job's progress: a search's, or a generator's.
+pub trait JobSink: ProgressSink {
+    fn generation(&self, progress: &GenProgress);
 }
 
 /// How a job reports progress while it runs.
+#[derive(Clone, Copy)]
 pub struct Progress<'a> {
-    pub sink: &'a dyn ProgressSink,
+    pub sink: &'a dyn JobSink,
     pub interval: Duration,
 }
 
@@ -160,6 +170,9 @@ pub fn run_resolved(
                 }
             }
         }
+        (PuzzleSpec::Generate(params), Evaluation::Generate) => {
+            run_generate(params, limits, cancel, progress)
+        }
         _ => failed(
             resolved,
             "internal error: resolved for another puzzle",
@@ -179,6 +192,7 @@ fn failed(resolved: &Resolved, why: &str, stats: Stats) -> JobReport {
         stats,
         boards: None,
         note: resolved.note.clone(),
+        generation: None,
     }
 }
 
@@ -241,6 +255,7 @@ fn job_report<A>(
         stats: report.stats,
         boards: None,
         note: resolved.note.clone(),
+        generation: None,
     };
     job.status = match report.outcome {
         Outcome::Solved(solution) => match check(&solution.actions) {
@@ -256,10 +271,7 @@ fn job_report<A>(
         },
         Outcome::Unsolvable => JobStatus::Unsolvable,
         Outcome::GaveUp => JobStatus::Exhausted(ExhaustedReason::GaveUp),
-        Outcome::Stopped(Stop::Cancelled) => JobStatus::Cancelled,
-        Outcome::Stopped(Stop::NodeLimit) => JobStatus::Exhausted(ExhaustedReason::NodeLimit),
-        Outcome::Stopped(Stop::TimeLimit) => JobStatus::Exhausted(ExhaustedReason::Timeout),
-        Outcome::Stopped(Stop::MemoryLimit) => JobStatus::Exhausted(ExhaustedReason::MemoryLimit),
+        Outcome::Stopped(stop) => JobStatus::from(stop),
     };
     job
 }

@@ -6,12 +6,15 @@ use std::time::Duration;
 use crate::puzzles::sliding::SlidingPuzzle;
 use crate::puzzles::sliding::pdb::PartitionKind;
 use crate::puzzles::sokoban::Level;
+use crate::puzzles::sokoban::generate::GenerateParams;
 use crate::search::Weight;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PuzzleSpec {
     Sliding(SlidingPuzzle),
     Sokoban(Level),
+    /// New Sokoban levels, each solved and rated.
+    Generate(GenerateParams),
 }
 
 crate::named_enum! {
@@ -26,7 +29,7 @@ impl PuzzleSpec {
     pub fn kind(&self) -> PuzzleKind {
         match self {
             PuzzleSpec::Sliding(_) => PuzzleKind::Sliding,
-            PuzzleSpec::Sokoban(_) => PuzzleKind::Sokoban,
+            PuzzleSpec::Sokoban(_) | PuzzleSpec::Generate(_) => PuzzleKind::Sokoban,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Where a job is in its life, and how it ended: the names clients see as `status` and
 //! `reason`, the store keeps in its `status` and `reason` columns, and metrics label.
 
+use crate::search::Stop;
+
 crate::named_enum! {
     /// A job's status by name: the stage, or how it finished.
     pub enum Status {
@@ -34,6 +36,18 @@ pub enum JobStatus {
     Cancelled,
     /// An internal fault (a plan that failed its replay); the message is for logs.
     Failed(String),
+}
+
+impl From<Stop> for JobStatus {
+    /// How a job stopped by its limits or its cancel ends.
+    fn from(stop: Stop) -> JobStatus {
+        match stop {
+            Stop::Cancelled => JobStatus::Cancelled,
+            Stop::NodeLimit => JobStatus::Exhausted(ExhaustedReason::NodeLimit),
+            Stop::TimeLimit => JobStatus::Exhausted(ExhaustedReason::Timeout),
+            Stop::MemoryLimit => JobStatus::Exhausted(ExhaustedReason::MemoryLimit),
+        }
+    }
 }
 
 impl JobStatus {

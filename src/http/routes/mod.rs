@@ -11,7 +11,7 @@ pub use jobs::{cancel_job, capped, create_job, delete_job, get_job, list_jobs};
 pub use operations::{
     capabilities, healthz, method_not_allowed, metrics, not_found, openapi, readyz,
 };
-pub use solve::{solve, validate};
+pub use solve::{rate, solve, validate};
 
 use std::time::Duration;
 

@@ -12,10 +12,12 @@ use axum::response::{IntoResponse, Response};
 use super::MAX_WAIT_SECONDS;
 use crate::http::AppState;
 use crate::http::problem::Problem;
+use crate::http::wire;
 use crate::jobs::{AlgorithmChoice, Heuristic, Objective, PuzzleKind, Status};
 use crate::puzzles::sliding::GoalName;
 use crate::puzzles::sliding::pdb::PartitionKind;
 use crate::puzzles::sokoban;
+use crate::puzzles::sokoban::generate::{self, Method, rating::Label};
 
 pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
     let partitions = |side: usize| -> Vec<&str> {
@@ -56,6 +58,18 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
                 "plan": "LURD: lower case moves, upper case pushes",
             }
         },
+        "generate": {
+            "types": [PuzzleKind::Sokoban.name()],
+            "methods": Method::NAMES,
+            "difficulties": Label::NAMES,
+            "width": {"min": generate::MIN_SIDE, "max": generate::MAX_SIDE},
+            "height": {"min": generate::MIN_SIDE, "max": generate::MAX_SIDE},
+            "boxes": {"min": 1, "max": generate::MAX_BOXES, "rule": "at most a quarter of the cells inside the outer wall"},
+            "max_count": generate::MAX_COUNT,
+            "max_seed": generate::MAX_SEED,
+            "defaults": {"width": wire::DEFAULT_SIDE, "height": wire::DEFAULT_SIDE, "boxes": wire::DEFAULT_BOXES, "method": Method::Reverse.name(), "count": wire::DEFAULT_COUNT},
+        },
+        "rate": {"max_ms": crate::jobs::service::RATE_TIME_BUDGET.as_millis() as u64},
         "limits": {
             "max_nodes": state.caps.max_nodes,
             "default_timeout_ms": state.caps.default_timeout_ms,

@@ -1,4 +1,5 @@
-//! `/v1/solve` (a job answered in the request) and `/v1/validate` (a plan replayed).
+//! `/v1/solve` (a job answered in the request), `/v1/validate` (a plan replayed) and
+//! `/v1/rate` (a level's difficulty).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,10 @@ use super::{Body, MAX_WAIT_SECONDS};
 use crate::http::AppState;
 use crate::http::access::Caller;
 use crate::http::problem::Problem;
-use crate::http::wire::{self, JobRequest, JobView, ValidateRequest};
+use crate::http::wire::{
+    self, JobRequest, JobView, RateRequest, RatingView, RequestError, ValidateRequest,
+};
+use crate::puzzles::sokoban::Level;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,4 +53,14 @@ pub async fn validate(
     Body(request): Body<ValidateRequest>,
 ) -> Result<Json<wire::ValidateResponse>, Problem> {
     Ok(Json(request.check()?))
+}
+
+pub async fn rate(
+    State(state): State<Arc<AppState>>,
+    Body(request): Body<RateRequest>,
+) -> Result<Json<RatingView>, Problem> {
+    let level = Level::parse(&request.level).map_err(RequestError::RateLevel)?;
+    let rated = state.service.rate(level, request.plan).await?;
+    let rated = rated.map_err(RequestError::NotRated)?;
+    Ok(Json(RatingView::from(&rated)))
 }

@@ -4,12 +4,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::GenerateRequest;
 use crate::jobs::{
     AlgorithmChoice, Heuristic, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleKind,
     PuzzleSpec,
 };
 use crate::puzzles::sliding::pdb::PartitionKind;
 use crate::puzzles::sliding::{BoardError, GoalName, GoalSpec, SlidingPuzzle};
+use crate::puzzles::sokoban::generate::ParamError;
+use crate::puzzles::sokoban::generate::rating::RateError;
 use crate::puzzles::sokoban::{Level, LevelError};
 use crate::search::Weight;
 
@@ -17,7 +20,11 @@ use crate::search::Weight;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct JobRequest {
-    pub puzzle: PuzzleRequest,
+    /// The puzzle to solve; or `generate`, levels to make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub puzzle: Option<PuzzleRequest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate: Option<GenerateRequest>,
     #[serde(default)]
     pub algorithm: Option<String>,
     #[serde(default)]
@@ -58,9 +65,24 @@ pub struct PuzzleRequest {
     pub level: Option<String>,
 }
 
+/// A puzzle a request gives, as opposed to one a job makes.
+pub enum GivenPuzzle {
+    Sliding(SlidingPuzzle),
+    Sokoban(Level),
+}
+
+impl From<GivenPuzzle> for PuzzleSpec {
+    fn from(puzzle: GivenPuzzle) -> PuzzleSpec {
+        match puzzle {
+            GivenPuzzle::Sliding(puzzle) => PuzzleSpec::Sliding(puzzle),
+            GivenPuzzle::Sokoban(level) => PuzzleSpec::Sokoban(level),
+        }
+    }
+}
+
 impl PuzzleRequest {
     /// Validates the puzzle: its kind, the fields that kind needs, none of another's.
-    pub fn into_spec(self) -> Result<PuzzleSpec, RequestError> {
+    pub fn into_puzzle(self) -> Result<GivenPuzzle, RequestError> {
         let kind = parse_name(
             "puzzle type",
             &self.kind,
@@ -90,16 +112,20 @@ impl PuzzleRequest {
                     Some(GoalRequest::Named(text)) => parse_goal_text(&text)?,
                     Some(GoalRequest::Tiles(tiles)) => GoalSpec::Tiles(tiles),
                 };
-                PuzzleSpec::Sliding(SlidingPuzzle::new(&tiles, self.cols, &goal)?)
+                GivenPuzzle::Sliding(SlidingPuzzle::new(&tiles, self.cols, &goal)?)
             }
             PuzzleKind::Sokoban => {
                 let level = self.level.ok_or(RequestError::Missing {
                     field: "level",
                     kind,
                 })?;
-                PuzzleSpec::Sokoban(Level::parse(&level)?)
+                GivenPuzzle::Sokoban(Level::parse(&level)?)
             }
         })
+    }
+
+    pub fn into_spec(self) -> Result<PuzzleSpec, RequestError> {
+        self.into_puzzle().map(PuzzleSpec::from)
     }
 }
 
@@ -147,6 +173,18 @@ pub enum RequestError {
     BadWeight(f64),
     #[error("partition is only meaningful with heuristic pattern-database")]
     PartitionWithoutPdb,
+    #[error("generate: {0}")]
+    Generate(ParamError),
+    #[error("`{field}` is a search setting; a generate job takes none")]
+    NotForGenerate { field: &'static str },
+    #[error("a job needs `puzzle` (to solve) or `generate` (to make levels)")]
+    NoTask,
+    #[error("a job takes `puzzle` or `generate`, not both")]
+    BothTasks,
+    #[error("level: {0}")]
+    RateLevel(LevelError),
+    #[error("the level could not be rated: {0}")]
+    NotRated(RateError),
     #[error("{name} {value} is over this service's cap of {cap}")]
     OverLimit {
         field: &'static str,
@@ -184,7 +222,25 @@ fn parse_name<T>(
 impl JobRequest {
     /// Validates the request into a job spec; every wrong field gets a named error.
     pub fn into_spec(self) -> Result<JobSpec, RequestError> {
-        let puzzle = self.puzzle.into_spec()?;
+        let puzzle = match (self.puzzle, self.generate) {
+            (Some(puzzle), None) => puzzle.into_spec()?,
+            (None, Some(generate)) => {
+                let search = [
+                    ("algorithm", self.algorithm.is_some()),
+                    ("heuristic", self.heuristic.is_some()),
+                    ("partition", self.partition.is_some()),
+                    ("objective", self.objective.is_some()),
+                    ("weight", self.weight.is_some()),
+                    ("include_boards", self.include_boards),
+                ];
+                if let Some((field, _)) = search.into_iter().find(|(_, given)| *given) {
+                    return Err(RequestError::NotForGenerate { field });
+                }
+                PuzzleSpec::Generate(generate.into_params()?)
+            }
+            (None, None) => return Err(RequestError::NoTask),
+            (Some(_), Some(_)) => return Err(RequestError::BothTasks),
+        };
         let choices = SearchNames {
             algorithm: self.algorithm.as_deref(),
             heuristic: self.heuristic.as_deref(),
@@ -278,34 +334,51 @@ impl SearchNames<'_> {
 impl JobRequest {
     /// The request as the service understood it, for echoing back.
     pub fn from_spec(spec: &JobSpec, priority: i64) -> JobRequest {
-        JobRequest {
-            puzzle: match &spec.puzzle {
-                PuzzleSpec::Sliding(puzzle) => PuzzleRequest {
-                    kind: PuzzleKind::Sliding.name().to_string(),
-                    tiles: Some(puzzle.start().iter().map(|&t| u64::from(t)).collect()),
-                    cols: Some(puzzle.geometry().cols),
-                    goal: Some(GoalRequest::Tiles(
-                        puzzle.goal().iter().map(|&t| u64::from(t)).collect(),
-                    )),
-                    level: None,
-                },
-                PuzzleSpec::Sokoban(level) => PuzzleRequest {
-                    kind: PuzzleKind::Sokoban.name().to_string(),
-                    tiles: None,
-                    cols: None,
-                    goal: None,
-                    level: Some(level.to_xsb()),
-                },
+        let limits = LimitsRequest {
+            max_nodes: spec.limits.max_nodes,
+            timeout_ms: spec.limits.timeout.map(|t| t.as_millis() as u64),
+        };
+        let puzzle = match &spec.puzzle {
+            PuzzleSpec::Sliding(puzzle) => PuzzleRequest {
+                kind: PuzzleKind::Sliding.name().to_string(),
+                tiles: Some(puzzle.start().iter().map(|&t| u64::from(t)).collect()),
+                cols: Some(puzzle.geometry().cols),
+                goal: Some(GoalRequest::Tiles(
+                    puzzle.goal().iter().map(|&t| u64::from(t)).collect(),
+                )),
+                level: None,
             },
+            PuzzleSpec::Sokoban(level) => PuzzleRequest {
+                kind: PuzzleKind::Sokoban.name().to_string(),
+                tiles: None,
+                cols: None,
+                goal: None,
+                level: Some(level.to_xsb()),
+            },
+            PuzzleSpec::Generate(params) => {
+                return JobRequest {
+                    puzzle: None,
+                    generate: Some(GenerateRequest::from_params(params)),
+                    algorithm: None,
+                    heuristic: None,
+                    partition: None,
+                    objective: None,
+                    weight: None,
+                    limits,
+                    include_boards: false,
+                    priority: Some(priority),
+                };
+            }
+        };
+        JobRequest {
+            puzzle: Some(puzzle),
+            generate: None,
             algorithm: Some(spec.algorithm.name().to_string()),
             heuristic: Some(spec.heuristic.name().to_string()),
             partition: spec.heuristic.partition().map(|k| k.name().to_string()),
             objective: Some(spec.objective.name().to_string()),
             weight: spec.weight.map(|w| f64::from(w.percent()) / 100.0),
-            limits: LimitsRequest {
-                max_nodes: spec.limits.max_nodes,
-                timeout_ms: spec.limits.timeout.map(|t| t.as_millis() as u64),
-            },
+            limits,
             include_boards: spec.include_boards,
             priority: Some(priority),
         }

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::request::GivenPuzzle;
 use super::{BoardView, PuzzleRequest, RequestError};
-use crate::jobs::PuzzleSpec;
 use crate::puzzles::sokoban::{self, Snapshots};
 
 /// Most board squares (steps × squares per board) `/v1/validate` returns with
@@ -46,11 +46,11 @@ impl ValidateRequest {
             step: e.step,
             reason: e.reason,
         };
-        let puzzle = self.puzzle.into_spec()?;
+        let puzzle = self.puzzle.into_puzzle()?;
         if self.include_boards {
             let squares = match &puzzle {
-                PuzzleSpec::Sliding(puzzle) => puzzle.geometry().cells(),
-                PuzzleSpec::Sokoban(level) => level.rows() * (level.cols() + 1),
+                GivenPuzzle::Sliding(puzzle) => puzzle.geometry().cells(),
+                GivenPuzzle::Sokoban(level) => level.rows() * (level.cols() + 1),
             };
             // A board per step: a long plan on a large level would make an answer of
             // hundreds of megabytes from a body of a few kilobytes.
@@ -66,7 +66,7 @@ impl ValidateRequest {
             }
         }
         Ok(match puzzle {
-            PuzzleSpec::Sliding(puzzle) => {
+            GivenPuzzle::Sliding(puzzle) => {
                 let replay =
                     crate::puzzles::sliding::replay(&puzzle, &self.plan, self.include_boards);
                 ValidateResponse {
@@ -80,7 +80,7 @@ impl ValidateRequest {
                         .then(|| replay.boards.into_iter().map(BoardView::Tiles).collect()),
                 }
             }
-            PuzzleSpec::Sokoban(level) => {
+            GivenPuzzle::Sokoban(level) => {
                 let snapshots = if self.include_boards {
                     Snapshots::EachStep
                 } else {

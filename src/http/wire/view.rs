@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::JobRequest;
+use super::{GenerationView, JobRequest, LevelView};
 use crate::jobs::run::Board;
 use crate::jobs::store::{JobRecord, ProgressRecord, ResultRecord};
 use crate::jobs::{JobReport, JobSpec, JobStatus, PuzzleSpec, Stage};
@@ -70,6 +70,11 @@ pub struct JobResult {
     /// databases were not built yet, or are not built by this service).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// A generate job: the levels made, in order, and the counts of candidates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels: Option<Vec<LevelView>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<GenerationView>,
 }
 
 /// Milliseconds with microsecond precision: 8-puzzle solves take microseconds.
@@ -122,6 +127,14 @@ impl JobResult {
                 .map(sokoban::count_pushes),
             boards,
             note: result.note.clone(),
+            levels: result
+                .generation
+                .as_ref()
+                .map(|g| g.levels.iter().map(LevelView::from).collect()),
+            generation: result
+                .generation
+                .as_ref()
+                .map(|g| GenerationView::new(g, Duration::from_micros(result.elapsed_us))),
         }
     }
 }
@@ -162,6 +175,11 @@ pub struct ProgressView {
     pub nodes_expanded: u64,
     pub threshold: Option<u32>,
     pub elapsed_ms: u64,
+    /// A generate job: levels made and candidates tried so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub levels_made: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidates_tried: Option<u64>,
 }
 
 pub fn timestamp(ms: i64) -> String {
@@ -176,6 +194,8 @@ impl From<&ProgressRecord> for ProgressView {
             nodes_expanded: p.nodes_expanded,
             threshold: p.threshold,
             elapsed_ms: p.elapsed_ms,
+            levels_made: p.levels.map(|l| l.made),
+            candidates_tried: p.levels.map(|l| l.tried),
         }
     }
 }

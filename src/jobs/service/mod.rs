@@ -2,8 +2,10 @@
 //! blocking threads, and tells listeners (long polls, SSE) what changed. The live
 //! registry (a `DashMap`) holds each running job's cancel flag.
 
+mod rate;
 mod worker;
 
+pub use rate::RATE_TIME_BUDGET;
 use worker::{Reporter, record_finish};
 
 use std::sync::Arc;

@@ -12,6 +12,8 @@ use crate::jobs::id::JobId;
 use crate::jobs::resolve::JobError;
 use crate::jobs::run::{self, JobReport};
 use crate::jobs::status::JobStatus;
+use crate::jobs::store::LevelCounts;
+use crate::puzzles::sokoban::generate::GenProgress;
 use crate::search::{Progress, ProgressSink};
 
 /// Sends progress to listeners and keeps the latest for the database writer.
@@ -28,20 +30,38 @@ impl Reporter {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
-}
 
-impl ProgressSink for Reporter {
-    fn progress(&self, progress: &Progress) {
-        let record = ProgressRecord {
-            nodes_expanded: progress.nodes_expanded,
-            threshold: progress.bound,
-            elapsed_ms: progress.elapsed.as_millis() as u64,
-        };
+    fn send(&self, record: ProgressRecord) {
         *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(record.clone());
         // No listener is fine.
         let _ = self.events.send(JobEvent::Progress {
             id: self.id.clone(),
             progress: record,
+        });
+    }
+}
+
+impl ProgressSink for Reporter {
+    fn progress(&self, progress: &Progress) {
+        self.send(ProgressRecord {
+            nodes_expanded: progress.nodes_expanded,
+            threshold: progress.bound,
+            elapsed_ms: progress.elapsed.as_millis() as u64,
+            levels: None,
+        });
+    }
+}
+
+impl run::JobSink for Reporter {
+    fn generation(&self, progress: &GenProgress) {
+        self.send(ProgressRecord {
+            nodes_expanded: progress.nodes,
+            threshold: None,
+            elapsed_ms: progress.elapsed.as_millis() as u64,
+            levels: Some(LevelCounts {
+                made: progress.made as u64,
+                tried: progress.tried as u64,
+            }),
         });
     }
 }

@@ -11,7 +11,7 @@ use sqlx::Any;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 
-use super::{Owner, ResultRecord};
+use super::{Owner, ResultRecord, generation};
 use crate::jobs::id::JobId;
 use crate::jobs::spec::{AlgorithmChoice, Heuristic, JobSpec, Objective, PuzzleKind, PuzzleSpec};
 use crate::jobs::status::JobStatus;
@@ -35,6 +35,7 @@ const JOB: &[&str] = &[
     "max_nodes",
     "timeout_ms",
     "include_boards",
+    "generate",
     "created_at",
     "owner",
 ];
@@ -54,6 +55,8 @@ const LEASE: &[&str] = &[
     "progress_nodes",
     "progress_threshold",
     "progress_elapsed_ms",
+    "progress_made",
+    "progress_tried",
 ];
 
 /// How a job ended: its status, why, when, the result, the error and the note. Bound by
@@ -74,6 +77,8 @@ const RESULT: &[&str] = &[
     "elapsed_us",
     "error",
     "note",
+    "generation",
+    "levels",
 ];
 
 /// What [`super::decode::record`] reads: a whole job.
@@ -193,6 +198,13 @@ pub(super) fn bind_result<'q>(
         .bind(result.elapsed_us as i64)
         .bind(error)
         .bind(result.note.clone())
+        .bind(result.generation.as_ref().map(generation::counts_text))
+        .bind(
+            result
+                .generation
+                .as_ref()
+                .map(|g| generation::levels_text(&g.levels)),
+        )
 }
 
 /// Binds a spec's columns, in the order [`JOB`] names them.
@@ -215,6 +227,7 @@ fn bind_spec<'q>(
         .bind(columns.max_nodes)
         .bind(columns.timeout_ms)
         .bind(flag(spec.include_boards))
+        .bind(columns.generate)
 }
 
 /// A spec as stored: names and numbers, parsed back by [`super::decode::record`].
@@ -226,6 +239,8 @@ struct SpecColumns {
     goal: Option<String>,
     /// Sokoban: the level as XSB text.
     level: Option<String>,
+    /// A generate job's parameters.
+    generate: Option<String>,
     algorithm: AlgorithmChoice,
     heuristic: Heuristic,
     partition: Option<PartitionKind>,
@@ -245,24 +260,30 @@ fn join(tiles: &[u8]) -> String {
 
 impl From<&JobSpec> for SpecColumns {
     fn from(spec: &JobSpec) -> SpecColumns {
-        let (puzzle_type, tiles, cols, goal, level) = match &spec.puzzle {
+        let (tiles, cols, goal, level, generate) = match &spec.puzzle {
             PuzzleSpec::Sliding(puzzle) => (
-                PuzzleKind::Sliding,
                 Some(join(puzzle.start())),
                 Some(puzzle.geometry().cols as i64),
                 Some(join(puzzle.goal())),
                 None,
+                None,
             ),
-            PuzzleSpec::Sokoban(level) => {
-                (PuzzleKind::Sokoban, None, None, None, Some(level.to_xsb()))
-            }
+            PuzzleSpec::Sokoban(level) => (None, None, None, Some(level.to_xsb()), None),
+            PuzzleSpec::Generate(params) => (
+                None,
+                None,
+                None,
+                None,
+                Some(generation::params_text(params)),
+            ),
         };
         SpecColumns {
-            puzzle_type,
+            puzzle_type: spec.puzzle.kind(),
             tiles,
             cols,
             goal,
             level,
+            generate,
             algorithm: spec.algorithm,
             heuristic: spec.heuristic.kind(),
             partition: spec.heuristic.partition(),
@@ -335,6 +356,7 @@ mod tests {
             threshold: None,
             elapsed_us: 0,
             note: None,
+            generation: None,
         };
         let ended = bind_result(query(), &JobStatus::Cancelled, &result, 0);
         assert_eq!(bound(ended), RESULT.len());

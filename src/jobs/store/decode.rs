@@ -6,7 +6,9 @@ use std::time::Duration;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{JobRecord, Owner, ProgressRecord, ResultRecord, Stage, StoreError};
+use super::{
+    JobRecord, LevelCounts, Owner, ProgressRecord, ResultRecord, Stage, StoreError, generation,
+};
 use crate::jobs::id::JobId;
 use crate::jobs::spec::{
     AlgorithmChoice, Heuristic, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleKind,
@@ -29,14 +31,18 @@ pub(super) fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
     };
     let kind = PuzzleKind::parse(&row.try_get::<String, _>("puzzle_type")?)
         .ok_or_else(|| corrupt("puzzle_type"))?;
-    let puzzle = match kind {
-        PuzzleKind::Sokoban => {
+    let generate: Option<String> = row.try_get("generate")?;
+    let puzzle = match (kind, generate) {
+        (PuzzleKind::Sokoban, Some(params)) => PuzzleSpec::Generate(
+            generation::parse_params(&params).ok_or_else(|| corrupt("generate"))?,
+        ),
+        (PuzzleKind::Sokoban, None) => {
             let level = row
                 .try_get::<Option<String>, _>("level")?
                 .ok_or_else(|| corrupt("level"))?;
             PuzzleSpec::Sokoban(Level::parse(&level).map_err(|e| corrupt(&e.to_string()))?)
         }
-        PuzzleKind::Sliding => {
+        (PuzzleKind::Sliding, _) => {
             let tiles =
                 numbers(&row.try_get::<String, _>("tiles")?).ok_or_else(|| corrupt("tiles"))?;
             let goal =
@@ -99,6 +105,16 @@ pub(super) fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
             elapsed_ms: row
                 .try_get::<Option<i64>, _>("progress_elapsed_ms")?
                 .unwrap_or(0) as u64,
+            levels: match (
+                row.try_get::<Option<i64>, _>("progress_made")?,
+                row.try_get::<Option<i64>, _>("progress_tried")?,
+            ) {
+                (Some(made), Some(tried)) => Some(LevelCounts {
+                    made: made as u64,
+                    tried: tried as u64,
+                }),
+                _ => None,
+            },
         }),
         _ => None,
     };
@@ -126,6 +142,16 @@ pub(super) fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
                 .map(|t| t as u32),
             elapsed_us: row.try_get::<Option<i64>, _>("elapsed_us")?.unwrap_or(0) as u64,
             note: row.try_get("note")?,
+            generation: match (
+                row.try_get::<Option<String>, _>("generation")?,
+                row.try_get::<Option<String>, _>("levels")?,
+            ) {
+                (Some(counts), levels) => Some(
+                    generation::parse_generation(&counts, levels.as_deref().unwrap_or(""))
+                        .ok_or_else(|| corrupt("levels"))?,
+                ),
+                (None, _) => None,
+            },
         }),
         _ => None,
     };

@@ -14,11 +14,13 @@
 //! and the binders that write a job's values into them); `queue.rs` (a job's life:
 //! insert, claim, heartbeat, finish, fail, requeue, cancel, delete, reap, prune, and the
 //! group commit's batch insert); `reads.rs` (get, list, counts, idempotency keys);
-//! `decode.rs` (a row back into a [`JobRecord`]); `notify.rs` (PostgreSQL's `NOTIFY`:
+//! `decode.rs` (a row back into a [`JobRecord`]); `generation.rs` (a generate job's
+//! parameters, counts and levels as text); `notify.rs` (PostgreSQL's `NOTIFY`:
 //! [`Notice`], [`CHANNEL`]).
 
 mod columns;
 mod decode;
+mod generation;
 mod notify;
 mod queue;
 mod reads;
@@ -32,8 +34,8 @@ use sqlx::{AnyPool, Executor};
 pub use super::status::Stage;
 pub use notify::{CHANNEL, Notice};
 pub use records::{
-    CancelOutcome, DeleteOutcome, JobRecord, LeaseState, NewJob, Owner, ProgressRecord,
-    ResultRecord,
+    CancelOutcome, DeleteOutcome, JobRecord, LeaseState, LevelCounts, NewJob, Owner,
+    ProgressRecord, ResultRecord,
 };
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");

@@ -144,13 +144,16 @@ impl Store {
     ) -> Result<LeaseState, StoreError> {
         let row = sqlx::query(
             "UPDATE jobs SET lease_expires_at = $1, progress_nodes = COALESCE($2, progress_nodes), \
-             progress_threshold = COALESCE($3, progress_threshold), progress_elapsed_ms = COALESCE($4, progress_elapsed_ms) \
-             WHERE id = $5 AND lease_token = $6 AND status = 'running' RETURNING cancel_requested",
+             progress_threshold = COALESCE($3, progress_threshold), progress_elapsed_ms = COALESCE($4, progress_elapsed_ms), \
+             progress_made = COALESCE($5, progress_made), progress_tried = COALESCE($6, progress_tried) \
+             WHERE id = $7 AND lease_token = $8 AND status = 'running' RETURNING cancel_requested",
         )
         .bind(now_ms() + lease.as_millis() as i64)
         .bind(progress.map(|p| p.nodes_expanded as i64))
         .bind(progress.and_then(|p| p.threshold).map(i64::from))
         .bind(progress.map(|p| p.elapsed_ms as i64))
+        .bind(progress.and_then(|p| p.levels).map(|l| l.made as i64))
+        .bind(progress.and_then(|p| p.levels).map(|l| l.tried as i64))
         .bind(id.as_str())
         .bind(token)
         .fetch_optional(&self.writer)

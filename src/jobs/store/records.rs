@@ -3,6 +3,7 @@
 //! a delete or a heartbeat did.
 
 use super::Stage;
+use crate::jobs::generate::Generation;
 use crate::jobs::id::JobId;
 use crate::jobs::run::JobReport;
 use crate::jobs::spec::{AlgorithmChoice, HeuristicChoice, JobSpec};
@@ -12,9 +13,17 @@ pub struct ProgressRecord {
     pub nodes_expanded: u64,
     pub threshold: Option<u32>,
     pub elapsed_ms: u64,
+    /// A generate job's levels made and candidates tried.
+    pub levels: Option<LevelCounts>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LevelCounts {
+    pub made: u64,
+    pub tried: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct ResultRecord {
     pub algorithm: AlgorithmChoice,
     pub heuristic: HeuristicChoice,
@@ -28,6 +37,8 @@ pub struct ResultRecord {
     pub elapsed_us: u64,
     /// Why the job ran on another heuristic than the one it would have used.
     pub note: Option<String>,
+    /// A generate job's levels.
+    pub generation: Option<Generation>,
 }
 
 impl ResultRecord {
@@ -45,6 +56,7 @@ impl ResultRecord {
             threshold: report.stats.bound,
             elapsed_us: report.stats.elapsed.as_micros() as u64,
             note: report.note.clone(),
+            generation: report.generation.clone(),
         }
     }
 }

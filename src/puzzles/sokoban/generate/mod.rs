@@ -8,7 +8,8 @@
 //!
 //! Every level is rated ([`rating`]) and its plan replayed. Candidate `k` is made
 //! from seed `s_k` alone, `s_0` the request's seed and `s_{k+1}` a mix of `s_k`, so a
-//! level's reported seed, asked with a count of 1, makes that level first.
+//! level's reported seed, asked with a count of 1, makes that level first. Seeds keep
+//! to 53 bits, so a JavaScript number carries them exactly.
 
 mod murase;
 mod pull;
@@ -41,6 +42,8 @@ pub const MAX_BOXES: usize = 8;
 pub const MAX_COUNT: usize = 1000;
 /// Positions one pull search stores (about 3 MB).
 pub const MAX_STATES: usize = 150_000;
+/// Largest seed: 2^53 − 1, the largest integer a JSON number carries exactly everywhere.
+pub const MAX_SEED: u64 = (1 << 53) - 1;
 /// Candidates tried per level asked for before the generator gives up.
 pub const TRIES_PER_LEVEL: usize = 500;
 
@@ -85,6 +88,8 @@ pub enum ParamError {
     },
     #[error("a count of {0} is outside 1 to {MAX_COUNT}")]
     Count(usize),
+    #[error("a seed of {0} is over the largest, {MAX_SEED}")]
+    Seed(u64),
 }
 
 impl ParamError {
@@ -95,6 +100,7 @@ impl ParamError {
             ParamError::Height(_) => "height",
             ParamError::Boxes { .. } => "boxes",
             ParamError::Count(_) => "count",
+            ParamError::Seed(_) => "seed",
         }
     }
 }
@@ -119,6 +125,9 @@ impl GenerateParams {
         }
         if !(1..=MAX_COUNT).contains(&self.count) {
             return Err(ParamError::Count(self.count));
+        }
+        if self.seed > MAX_SEED {
+            return Err(ParamError::Seed(self.seed));
         }
         Ok(())
     }
@@ -145,6 +154,8 @@ pub struct Generated {
 pub struct GenProgress {
     pub made: usize,
     pub tried: usize,
+    /// Pull-search positions and search nodes so far.
+    pub nodes: u64,
     pub elapsed: Duration,
 }
 
@@ -240,10 +251,11 @@ pub fn generate(
             GenProgress {
                 made: report.levels.len(),
                 tried: report.tried,
+                nodes: report.nodes,
                 elapsed: started.elapsed(),
             },
         );
-        seed = Rng::new(seed).next_u64();
+        seed = Rng::new(seed).next_u64() & MAX_SEED;
     }
     report.elapsed = started.elapsed();
     report
