@@ -1,6 +1,7 @@
 //! The `puzzled` command line, one file a command: `serve` (the service, the default),
 //! `solve` one puzzle, `bench` a suite of instances (`bench_sokoban` for a collection of
-//! levels), `tables` built ahead of time. Here: the commands, the search flags they
+//! levels), `tables` built ahead of time, `generate` new Sokoban levels, `rate` a
+//! collection's difficulty. Here: the commands, the search flags they
 //! share, and [`CliError`] with its exit status.
 //!
 //! ```text
@@ -9,10 +10,14 @@
 //! puzzled bench --suite benches/data/korf100.txt --goal blank-first
 //! puzzled solve --level benches/data/microban155.xsb --index 3
 //! puzzled bench --suite benches/data/microban155.xsb --objective any --timeout-ms 10000 --jobs 2
+//! puzzled generate --size 8x8 --boxes 3 --count 20 --difficulty hard --seed 7 > levels.xsb
+//! puzzled rate --suite levels.xsb --json
 //! ```
 
 mod bench;
 mod bench_sokoban;
+mod generate;
+mod rate;
 mod serve;
 mod solve;
 mod tables;
@@ -31,6 +36,8 @@ use puzzled::puzzles::sliding::{BoardError, GoalSpec, SlidingPuzzle};
 use puzzled::puzzles::sokoban::Level;
 
 use self::bench::BenchArgs;
+use self::generate::GenerateArgs;
+use self::rate::RateArgs;
 use self::serve::ServeArgs;
 use self::solve::SolveArgs;
 use self::tables::TablesArgs;
@@ -39,7 +46,7 @@ use self::tables::TablesArgs;
 #[command(
     name = "puzzled",
     version,
-    about = "Solve sliding-tile and Sokoban puzzles with IDA*, A*, BFS, greedy and hill-climbing search"
+    about = "Solve sliding-tile and Sokoban puzzles with IDA*, A*, BFS, greedy and hill-climbing search; make and rate Sokoban levels"
 )]
 pub struct Cli {
     /// With no command, `puzzled` runs the service (`serve`) with its defaults.
@@ -57,6 +64,10 @@ pub enum Command {
     Bench(BenchArgs),
     /// Build (or load) a board's pattern databases ahead of time, with their cost.
     Tables(TablesArgs),
+    /// Make new Sokoban levels, each solved, replayed and rated.
+    Generate(GenerateArgs),
+    /// Rate the difficulty of every level of a collection.
+    Rate(RateArgs),
 }
 
 /// A flag's help: what it sets, and the names it takes.
@@ -128,6 +139,10 @@ pub enum CliError {
     WrongLengths(usize),
     #[error("{0}")]
     Serve(#[from] puzzled::serve::ServeError),
+    #[error("--size {0}: give the room as WIDTHxHEIGHT, e.g. 8x8")]
+    Size(String),
+    #[error("writing the output failed: {0}")]
+    Write(std::io::Error),
 }
 
 impl CliError {
@@ -207,6 +222,8 @@ pub fn run(command: Command) -> Result<i32, CliError> {
         Command::Solve(args) => solve::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Tables(args) => tables::run(args),
+        Command::Generate(args) => generate::run(args),
+        Command::Rate(args) => rate::run(args),
     }
 }
 
