@@ -7,6 +7,8 @@ use puzzled::jobs::tables::Refusal;
 use puzzled::jobs::{AlgorithmChoice, ExhaustedReason, Heuristic, Objective, PuzzleKind, Status};
 use puzzled::puzzles::sliding::GoalName;
 use puzzled::puzzles::sliding::pdb::PartitionKind;
+use puzzled::puzzles::sokoban::generate::Method;
+use puzzled::puzzles::sokoban::generate::rating::{Label, SeedClass};
 use serde_norway::Value;
 
 fn openapi() -> Value {
@@ -73,6 +75,24 @@ fn openapi_enums_are_the_codes_names() {
         "reason",
         names(at(schemas, &["Job", "properties", "reason", "enum"])),
         ExhaustedReason::NAMES,
+    );
+    let generate = at(schemas, &["GenerateRequest", "properties"]);
+    assert_same(
+        "generate method",
+        names(at(generate, &["method", "enum"])),
+        Method::NAMES,
+    );
+    assert_same(
+        "generate difficulty",
+        names(at(generate, &["difficulty", "enum"])),
+        Label::NAMES,
+    );
+    let level = at(schemas, &["GeneratedLevel", "properties"]);
+    assert_same("label", names(at(level, &["label", "enum"])), Label::NAMES);
+    assert_same(
+        "seed class",
+        names(at(level, &["seed_class", "enum"])),
+        SeedClass::NAMES,
     );
     let puzzles = at(schemas, &["Puzzle", "oneOf"])
         .as_sequence()
