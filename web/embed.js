@@ -4,13 +4,15 @@
 //   const job = await solve({ type: 'sliding', tiles: [8, 6, 7, 2, 5, 4, 3, 0, 1] },
 //                           { onProgress: (p) => console.log(p.nodes_expanded), signal });
 //   mount(document.querySelector('#solver'), { puzzle: { type: 'sokoban', level: '…' } });
+//   const { result } = await generate({ width: 8, height: 8, boxes: 3, difficulty: 'hard' });
+//   result.levels[0].level;   // XSB, with .plan, .pushes, .optimal, .score, .label
 //
 // From another origin, the service must list that origin in `--cors-origin`.
 
-import { createClient, jobRequest } from './assets/client.js';
+import { createClient, generateRequest, jobRequest } from './assets/client.js';
 import { createRunView } from './assets/view.js';
 
-export { createClient, jobRequest, ProblemError, isTerminal } from './assets/client.js';
+export { createClient, generateRequest, jobRequest, ProblemError, isTerminal } from './assets/client.js';
 export { createRunView, describeOutcome } from './assets/view.js';
 export { createPlayer } from './assets/player.js';
 export { createBoard } from './assets/board.js';
@@ -27,6 +29,20 @@ export { model, slidingGoal, slidingSolvable, shuffledSliding, slideTile } from 
  */
 export function solve(puzzle, options = {}) {
   return createClient(options.baseUrl, { apiKey: options.apiKey }).run(jobRequest(puzzle, options), options);
+}
+
+/**
+ * Makes new Sokoban levels and resolves with the finished job: `job.result.levels`, each
+ * with its XSB `level`, a replayed `plan`, `pushes` (proved optimal when `optimal`), a
+ * difficulty `score` and `label`, its `features` and the `seed` that makes it again.
+ * Options: `width`, `height` (5 to 16, walls included; default 8), `boxes` (default 3),
+ * `difficulty` (`easy`, `medium`, `hard`), `method` (`reverse`, `murase`), `count`
+ * (default 1), `seed`, `limits`, and `baseUrl`, `apiKey`, `onStatus`, `onProgress`
+ * (`{levels_made, candidates_tried, …}`) and `signal` as `solve` takes them. A job that
+ * stops short (its time limit, a cancel) still carries the levels made until then.
+ */
+export function generate(options = {}) {
+  return createClient(options.baseUrl, { apiKey: options.apiKey }).run(generateRequest(options), options);
 }
 
 // The widget's look comes with it, once per document.

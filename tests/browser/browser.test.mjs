@@ -271,6 +271,33 @@ describe('the page and embed.js in Chromium', () => {
     assert.equal(await levelError.textContent(), '');
   });
 
+  test('a generated level fills the Sokoban editor with its rating, is solved, and its seed makes it again', SLOW, async (t) => {
+    const page = await openPage(t);
+    await page.check('input[name="type"][value="sokoban"]');
+    await page.waitForSelector('#gen-size option[value="7x7"]');
+    await page.selectOption('#gen-size', '7x7');
+    await page.selectOption('#gen-boxes', '2');
+    await page.click('#generate');
+    await page.waitForFunction(() => /score/.test(document.querySelector('#rating').textContent), null, SLOW);
+    const rating = await page.textContent('#rating');
+    assert.match(rating, /^(easy|medium|hard) \(score [\d.]+\): \d+ pushes, optimal; \d+ box lines, \d+ box changes; seed \d+$/);
+    const level = await page.inputValue('#level');
+    assert.equal(level.trimEnd().split('\n').length, 7);
+    assert.equal(await page.$$eval('#sokoban-board .pz-box', (boxes) => boxes.length), 2);
+    await page.click('#solve');
+    const [status, words] = await outcome(page);
+    assert.equal(status, 'solved', words);
+
+    // embed.js's generate(): the level's seed makes the same level.
+    const seed = Number(rating.match(/seed (\d+)$/)[1]);
+    const again = await page.evaluate(async (seed) => {
+      const { generate } = await import('/embed.js');
+      const job = await generate({ width: 7, height: 7, boxes: 2, seed });
+      return job.result.levels[0].level;
+    }, seed);
+    assert.equal(again.trimEnd(), level.trimEnd());
+  });
+
   test('another site embeds the widget and solves through CORS', SLOW, async (t) => {
     const page = await browser.newPage();
     t.after(() => page.close());

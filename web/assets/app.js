@@ -5,6 +5,7 @@ import {
   createBoard,
   createClient,
   createRunView,
+  generateRequest,
   isTerminal,
   jobRequest,
   model,
@@ -127,7 +128,64 @@ $('#sokoban-sample').addEventListener('change', (event) => {
   $('#level').value = sample.level;
   drawLevel();
 });
-$('#level').addEventListener('input', drawLevel);
+$('#level').addEventListener('input', () => {
+  $('#rating').textContent = '';
+  drawLevel();
+});
+
+/** One line on a level's difficulty, from the generator or /v1/rate. */
+function describeRating(level) {
+  const proof = level.optimal ? 'optimal' : 'not proved optimal';
+  const f = level.features;
+  return `${level.label} (score ${level.score.toFixed(1)}): ${level.pushes} pushes, ${proof}; ` +
+    `${f.box_lines} box lines, ${f.box_changes} box changes` + (level.seed === undefined ? '' : `; seed ${level.seed}`);
+}
+
+/** Asks the service for a level of the chosen size, boxes and difficulty, and edits it. */
+async function generateLevel() {
+  if (controller) return;
+  clearErrors();
+  const [width, height] = $('#gen-size').value.split('x').map(Number);
+  const request = generateRequest({
+    width,
+    height,
+    boxes: Number($('#gen-boxes').value),
+    difficulty: $('#gen-difficulty').value,
+  });
+  $('#generate').disabled = true;
+  $('#cancel').disabled = false;
+  $('#rating').textContent = 'Generating…';
+  controller = new AbortController();
+  const options = {
+    signal: controller.signal,
+    onProgress: (p) => {
+      $('#rating').textContent = `Generating… ${p.candidates_tried ?? 0} candidates tried`;
+    },
+  };
+  try {
+    const job = await client.run(request, options);
+    const level = job.result?.levels?.[0];
+    if (!level) {
+      $('#rating').textContent = `No level made (${job.status}${job.reason ? `: ${job.reason}` : ''}); try another difficulty or size.`;
+      return;
+    }
+    $('#level').value = level.level;
+    $('#sokoban-sample').value = '';
+    drawLevel();
+    view.reset(currentPuzzle());
+    $('#rating').textContent = describeRating(level);
+  } catch (error) {
+    $('#rating').textContent = error.name === 'AbortError' ? 'Cancelled.' : '';
+    if (error.problem) showProblem(error.problem);
+    else if (error.name !== 'AbortError') view.error(error.message);
+  } finally {
+    $('#generate').disabled = false;
+    $('#cancel').disabled = true;
+    controller = null;
+    refreshRecent();
+  }
+}
+$('#generate').addEventListener('click', generateLevel);
 
 // ---- Search options, from /v1/capabilities.
 
@@ -155,6 +213,19 @@ function fillPartitions() {
   $('#partition').disabled = puzzleType() !== 'sliding' || $('#heuristic').value !== 'pattern-database' || !partitions.length;
 }
 $('#heuristic').addEventListener('change', fillPartitions);
+
+/** The generator's sizes, boxes and difficulties, from /v1/capabilities. */
+function fillGenerate() {
+  const made = capabilities.generate;
+  const sides = [];
+  for (let side = Math.max(made.width.min, 6); side <= Math.min(made.width.max, 12); side += 1) sides.push(`${side}x${side}`);
+  fillSelect($('#gen-size'), sides, `${made.defaults.width}x${made.defaults.height}`);
+  const boxes = [];
+  for (let n = made.boxes.min; n <= Math.min(made.boxes.max, 6); n += 1) boxes.push(String(n));
+  fillSelect($('#gen-boxes'), boxes, String(made.defaults.boxes));
+  const difficulty = $('#gen-difficulty');
+  difficulty.replaceChildren(new Option('any', ''), ...made.difficulties.map((d) => new Option(d, d)));
+}
 
 function fillLimits() {
   const limits = capabilities.limits;
@@ -248,6 +319,11 @@ $('#cancel').addEventListener('click', () => controller?.abort());
 // ---- Recent jobs.
 
 function summary(job) {
+  const made = job.request.generate;
+  if (made) {
+    const count = job.result?.levels?.length;
+    return `Generate ${made.width}×${made.height}, ${made.boxes} boxes: ${job.status}` + (count === undefined ? '' : `, ${count} of ${made.count} levels`);
+  }
   const puzzle = job.request.puzzle;
   const what =
     puzzle.type === 'sliding'
@@ -302,6 +378,14 @@ $('#recent').addEventListener('click', async (event) => {
   clearErrors();
   try {
     const job = await client.job(id);
+    const made = job.result?.levels?.[0];
+    if (job.request.generate) {
+      if (!made) return;
+      loadPuzzle({ type: 'sokoban', level: made.level });
+      $('#rating').textContent = describeRating(made);
+      view.reset(currentPuzzle());
+      return;
+    }
     loadPuzzle(job.request.puzzle);
     view.reset(job.request.puzzle);
     if (isTerminal(job.status)) view.finished(job);
@@ -336,6 +420,7 @@ async function loadCapabilities() {
   try {
     capabilities = await client.capabilities();
     fillOptions();
+    fillGenerate();
     fillLimits();
   } catch (error) {
     view.error(`Cannot read the service's capabilities: ${error.message}`);

@@ -150,6 +150,9 @@ export function createClient(baseUrl = new URL('..', import.meta.url).href, { ap
       }
     },
 
+    /** The difficulty of a Sokoban `level` (XSB): score, label, features and a plan. */
+    rate: (level, plan) => call('POST', '/v1/rate', { body: plan ? { level, plan } : { level } }),
+
     /** Submits `request` and follows it: see `follow`. */
     async run(request, options = {}) {
       if (options.signal?.aborted) throw abortError(null);
@@ -169,10 +172,31 @@ export function jobRequest(puzzle, options = {}) {
       request[field] = options[field];
     }
   }
+  const limits = limitsOf(options);
+  if (limits) request.limits = limits;
+  return request;
+}
+
+/** `options.limits`, the fields that are numbers; `undefined` when none is. */
+function limitsOf(options) {
   const limits = {};
   for (const field of ['max_nodes', 'timeout_ms']) {
     if (Number.isFinite(options.limits?.[field])) limits[field] = options.limits[field];
   }
-  if (Object.keys(limits).length) request.limits = limits;
-  return request;
+  return Object.keys(limits).length ? limits : undefined;
+}
+
+/**
+ * The job request that makes Sokoban levels: `width`, `height`, `boxes`, `method`,
+ * `difficulty`, `count` and `seed` (each optional), and `limits` as `jobRequest` takes them.
+ */
+export function generateRequest(options = {}) {
+  const generate = { type: 'sokoban' };
+  for (const field of ['width', 'height', 'boxes', 'method', 'difficulty', 'count', 'seed']) {
+    if (options[field] !== undefined && options[field] !== null && options[field] !== '') {
+      generate[field] = options[field];
+    }
+  }
+  const limits = limitsOf(options);
+  return limits ? { generate, limits } : { generate };
 }
