@@ -33,6 +33,10 @@ pub struct GenerateArgs {
     pub seed: Option<u64>,
     #[arg(long, help = names_help("Keep only levels of this difficulty", Label::NAMES))]
     pub difficulty: Option<String>,
+    /// Stop after this many candidates, made into levels or not (the seed's table:
+    /// `--method murase --count 500 --candidates 500`)
+    #[arg(long)]
+    pub candidates: Option<usize>,
     /// Stop after this long, keeping the levels made
     #[arg(long)]
     pub timeout_ms: Option<u64>,
@@ -88,7 +92,12 @@ pub fn run(args: GenerateArgs) -> Result<i32, CliError> {
         .map_err(CliError::Write)?;
     }
     let mut written: Result<(), std::io::Error> = Ok(());
-    let report = generate::generate(&params, limits, &CancelFlag::new(), &mut |made, _| {
+    // Enough candidates tried stops the run as a cancel would, between two candidates.
+    let enough = CancelFlag::new();
+    let report = generate::generate(&params, limits, &enough, &mut |made, progress| {
+        if args.candidates.is_some_and(|n| progress.tried >= n) {
+            enough.cancel();
+        }
         if let (Some(level), Ok(())) = (made, &written) {
             written = if args.json {
                 serde_json::to_string(&LevelView::from(level))
@@ -106,7 +115,8 @@ pub fn run(args: GenerateArgs) -> Result<i32, CliError> {
         murase: report.murase,
     };
     let summary = GenerationView::new(&generation, report.elapsed);
-    let why = report.shortfall.map(|s| match s {
+    let all_tried = args.candidates.is_some_and(|n| report.tried >= n);
+    let why = report.shortfall.filter(|_| !all_tried).map(|s| match s {
         Shortfall::Tries => format!(
             "gave up after {} candidates a level",
             generate::TRIES_PER_LEVEL
@@ -139,7 +149,11 @@ pub fn run(args: GenerateArgs) -> Result<i32, CliError> {
             );
         }
     }
-    Ok(if report.shortfall.is_none() { 0 } else { 1 })
+    Ok(if report.shortfall.is_none() || all_tried {
+        0
+    } else {
+        1
+    })
 }
 
 /// A level as a collection entry: its rating as comments, its title, the board.
