@@ -274,7 +274,7 @@ describe('the page and embed.js in Chromium', () => {
   test('a generated level fills the Sokoban editor with its rating, is solved, and its seed makes it again', SLOW, async (t) => {
     const page = await openPage(t);
     await page.check('input[name="type"][value="sokoban"]');
-    await page.waitForSelector('#gen-size option[value="7x7"]');
+    await page.waitForSelector('#gen-size option[value="7x7"]', { state: 'attached' });
     await page.selectOption('#gen-size', '7x7');
     await page.selectOption('#gen-boxes', '2');
     await page.click('#generate');
