@@ -239,6 +239,11 @@ impl ProgressSink for CancelOnFirstReport {
     }
 }
 
+/// A search job hears nothing of generators.
+impl puzzled::jobs::run::JobSink for CancelOnFirstReport {
+    fn generation(&self, _: &puzzled::puzzles::sokoban::generate::GenProgress) {}
+}
+
 #[test]
 fn cancelling_a_running_job_stops_it_promptly_with_statistics() {
     let job = JobSpec {
