@@ -82,8 +82,17 @@ pub enum RateError {
     Unsolvable,
     #[error("no solution was found within {SOLVE_NODES} nodes")]
     NotSolved,
-    #[error("stopped: {0:?}")]
+    #[error("{}", stopped(*.0))]
     Stopped(Stop),
+}
+
+fn stopped(stop: Stop) -> &'static str {
+    match stop {
+        Stop::Cancelled => "cancelled",
+        Stop::NodeLimit => "stopped at the node limit",
+        Stop::TimeLimit => "stopped at the time limit",
+        Stop::MemoryLimit => "stopped at the memory limit",
+    }
 }
 
 /// Weights of the score over [`inputs`], fitted by
