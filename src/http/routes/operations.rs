@@ -69,7 +69,7 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
             "max_seed": generate::MAX_SEED,
             "defaults": {"width": wire::DEFAULT_SIDE, "height": wire::DEFAULT_SIDE, "boxes": wire::DEFAULT_BOXES, "method": Method::Reverse.name(), "count": wire::DEFAULT_COUNT},
         },
-        "rate": {"max_ms": crate::jobs::service::RATE_TIME_BUDGET.as_millis() as u64},
+        "rate": {"max_ms": (crate::jobs::service::RATE_TIME_BUDGET.as_millis() as u64).min(state.caps.max_timeout_ms)},
         "limits": {
             "max_nodes": state.caps.max_nodes,
             "default_timeout_ms": state.caps.default_timeout_ms,

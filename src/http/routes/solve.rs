@@ -60,7 +60,8 @@ pub async fn rate(
     Body(request): Body<RateRequest>,
 ) -> Result<Json<RatingView>, Problem> {
     let level = Level::parse(&request.level).map_err(RequestError::RateLevel)?;
-    let rated = state.service.rate(level, request.plan).await?;
+    let time = Duration::from_millis(state.caps.max_timeout_ms);
+    let rated = state.service.rate(level, request.plan, time).await?;
     let rated = rated.map_err(RequestError::NotRated)?;
     Ok(Json(RatingView::from(&rated)))
 }

@@ -8,8 +8,9 @@ use crate::puzzles::sokoban::Level;
 use crate::puzzles::sokoban::generate::rating::{self, KnownPlan, RateError, Rated};
 use crate::search::{CancelFlag, Limits};
 
-/// The longest one rating runs: its searches are bounded in nodes too
-/// ([`rating::EFFORT_NODES`], [`rating::SOLVE_NODES`]), which usually end it sooner.
+/// The longest one rating runs, unless the service's time cap is shorter: its searches
+/// are bounded in nodes too ([`rating::EFFORT_NODES`], [`rating::SOLVE_NODES`]), which
+/// usually end it sooner.
 pub const RATE_TIME_BUDGET: Duration = Duration::from_secs(5);
 
 /// Cancels the rating when the request is dropped (the client hung up).
@@ -22,11 +23,13 @@ impl Drop for CancelOnDrop {
 }
 
 impl JobService {
-    /// Rates `level`; `plan`, a solution the client knows, is replayed before it is used.
+    /// Rates `level` within `time` (at most [`RATE_TIME_BUDGET`]); `plan`, a solution the
+    /// client knows, is replayed before it is used.
     pub async fn rate(
         &self,
         level: Level,
         plan: Option<String>,
+        time: Duration,
     ) -> Result<Result<Rated, RateError>, SubmitError> {
         if self.is_stopping() {
             return Err(SubmitError::ShuttingDown);
@@ -40,7 +43,7 @@ impl JobService {
         let _guard = CancelOnDrop(cancel.clone());
         let limits = Limits {
             max_nodes: None,
-            timeout: Some(RATE_TIME_BUDGET),
+            timeout: Some(time.min(RATE_TIME_BUDGET)),
             max_memory_bytes: Some(self.config.max_job_memory_bytes),
         };
         let rated = tokio::task::spawn_blocking(move || {
