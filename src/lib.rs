@@ -3,6 +3,7 @@
 //! Layers, with dependencies pointing one way (`http → jobs → puzzles → search`):
 //! - [`search`]: the engine (IDA*, A*, BFS, greedy, enforced hill-climbing), std only.
 //! - [`puzzles`]: domains (sliding tiles, Sokoban) with their formats, heuristics and validators.
+//! - [`games`]: games with chance (2048, Pig) for the game-tree engine, std only.
 //! - [`jobs`]: validated job specs, running a job end to end, the on-disk table store.
 //! - [`http`]: the wire types (JSON), shared by the service and the CLI's `--json`.
 //! - [`serve`]: the service's wiring, from a plain [`serve::ServeConfig`].
@@ -24,6 +25,7 @@
 //! assert!(report.proved_optimal && replay(&puzzle, "dr", false).solved);
 //! ```
 
+pub mod games;
 pub mod http;
 pub mod jobs;
 pub mod names;

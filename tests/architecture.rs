@@ -1,4 +1,4 @@
-//! Dependencies point one way: `http → jobs → puzzles → search`. The core layers
+//! Dependencies point one way: `http → jobs → puzzles, games → search`. The core layers
 //! name none of the crates that belong to the edges, and the command line (clap) is the
 //! binary's alone.
 
@@ -48,7 +48,7 @@ fn assert_layer_avoids(layer: &str, crates: &[&str]) {
 
 #[test]
 fn the_engine_and_the_puzzles_do_no_io_and_speak_no_json() {
-    for layer in ["search", "puzzles"] {
+    for layer in ["search", "puzzles", "games"] {
         assert_layer_avoids(
             layer,
             &[
@@ -66,7 +66,7 @@ fn the_engine_and_the_puzzles_do_no_io_and_speak_no_json() {
 
 #[test]
 fn the_search_engine_knows_no_puzzle() {
-    assert_layer_avoids("search", &["crate::puzzles"]);
+    assert_layer_avoids("search", &["crate::puzzles", "crate::games"]);
 }
 
 #[test]

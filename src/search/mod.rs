@@ -13,8 +13,10 @@ mod bfs;
 mod budget;
 mod ehc;
 mod fess;
+pub mod game;
 mod idastar;
 mod node_table;
+pub mod rng;
 
 use std::fmt::Debug;
 use std::hash::Hash;

@@ -14,15 +14,14 @@
 mod murase;
 mod pull;
 pub mod rating;
-mod rng;
 mod room;
 
 use std::time::{Duration, Instant};
 
 use self::rating::{KnownPlan, Label, RateError, Rating, SeedClass};
-use self::rng::Rng;
 use self::room::{Floor, Room};
 use crate::puzzles::sokoban::{self, Board, Level, Push};
+use crate::search::rng::Rng;
 use crate::search::{CancelFlag, Interrupt, Limits, Stop};
 
 crate::named_enum! {

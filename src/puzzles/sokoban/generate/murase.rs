@@ -2,9 +2,9 @@
 //! parked, each box where its goal's box could be pulled to, the sets recomputed after
 //! each box (placed boxes count as walls), the player anywhere free.
 
-use super::rng::Rng;
 use super::room::{Floor, NO};
 use crate::puzzles::sokoban::Direction;
+use crate::search::rng::Rng;
 
 /// Wall probability of the seed's maps, which the paper does not give: chosen so that 500
 /// maps of 8×8 with 3 boxes split as its table does (benches/generate.py).

@@ -2,8 +2,8 @@
 //! method) or by random walls that keep the floor connected (Murase's), and its floor
 //! numbered densely for the generator's searches.
 
-use super::rng::Rng;
 use crate::puzzles::sokoban::Direction;
+use crate::search::rng::Rng;
 
 /// No floor square: a wall or off the grid.
 pub const NO: u8 = u8::MAX;

@@ -85,7 +85,7 @@ fn box_lines_and_changes_follow_the_boxes() {
 fn the_pull_depth_is_the_push_optimum() {
     for seed in 0..12 {
         let params = params(7, 7, 2);
-        let mut rng = rng::Rng::new(seed);
+        let mut rng = crate::search::rng::Rng::new(seed);
         let Some((level, Some(plan))) = reverse(
             &params,
             &mut rng,

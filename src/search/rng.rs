@@ -1,5 +1,5 @@
-//! SplitMix64: a small, fast generator whose whole state is one `u64`, so a level is
-//! reproduced from the seed it is reported with.
+//! SplitMix64: a small, fast generator whose whole state is one `u64`, so whatever is
+//! made from a seed (a generated level, a game's spawns) is reproduced from that seed.
 
 #[derive(Clone, Debug)]
 pub struct Rng(u64);

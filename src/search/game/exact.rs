@@ -1,0 +1,127 @@
+//! Exact values by full expansion with memoisation: every decision and chance state
+//! valued once. For games whose states cannot recur (2048: every move adds a tile's
+//! worth to the board), and boards small enough to enumerate. Stopped by the budget, it
+//! answers greedily, not exactly.
+
+use std::collections::HashMap;
+use std::mem::size_of;
+
+use super::{Answer, Choice, Game, GameReport, Side, greedy};
+use crate::search::{Budget, Stop};
+
+/// Bytes a memoised value takes, the map's own overhead included (roughly).
+fn entry_bytes<S>() -> u64 {
+    (size_of::<S>() + size_of::<f64>() + 16) as u64
+}
+
+struct Exact<'g, G: Game> {
+    game: &'g G,
+    decisions: HashMap<G::State, f64>,
+    chances: HashMap<G::State, f64>,
+    /// Buffers for the moves and outcomes of the states being valued, reused.
+    move_bufs: Vec<Vec<Choice<G>>>,
+    outcome_bufs: Vec<Vec<(f64, G::State)>>,
+    /// The most moves below the root on any line valued.
+    deepest: u32,
+}
+
+impl<G: Game> Exact<'_, G> {
+    fn held(&self) -> u64 {
+        (self.decisions.capacity() + self.chances.capacity()) as u64 * entry_bytes::<G::State>()
+    }
+
+    fn decision(&mut self, s: &G::State, ply: u32, budget: &mut Budget) -> Result<f64, Stop> {
+        if let Some(&v) = self.decisions.get(s) {
+            return Ok(v);
+        }
+        self.deepest = self.deepest.max(ply);
+        budget.expand()?;
+        let mut moves = self.move_bufs.pop().unwrap_or_default();
+        moves.clear();
+        self.game.moves(s, &mut moves);
+        budget.generated(moves.len());
+        let side = self.game.side(s);
+        let mut best: Option<f64> = None;
+        let mut result = Ok(());
+        for &(_, reward, after) in &moves {
+            match self.chance(&after, ply + 1, budget) {
+                Ok(v) => {
+                    let v = reward + v;
+                    best = Some(match (best, side) {
+                        (None, _) => v,
+                        (Some(b), Side::Max) => b.max(v),
+                        (Some(b), Side::Min) => b.min(v),
+                    });
+                }
+                Err(stop) => {
+                    result = Err(stop);
+                    break;
+                }
+            }
+        }
+        self.move_bufs.push(moves);
+        result?;
+        let value = best.unwrap_or_else(|| self.game.final_value(s));
+        self.decisions.insert(*s, value);
+        if self.decisions.len() % 1024 == 0 {
+            budget.check_memory(self.held())?;
+        }
+        Ok(value)
+    }
+
+    fn chance(&mut self, a: &G::State, ply: u32, budget: &mut Budget) -> Result<f64, Stop> {
+        if let Some(&v) = self.chances.get(a) {
+            return Ok(v);
+        }
+        let mut outcomes = self.outcome_bufs.pop().unwrap_or_default();
+        outcomes.clear();
+        self.game.outcomes(a, &mut outcomes);
+        let mut value = 0.0;
+        let mut result = Ok(());
+        for &(p, next) in &outcomes {
+            match self.decision(&next, ply, budget) {
+                Ok(v) => value += p * v,
+                Err(stop) => {
+                    result = Err(stop);
+                    break;
+                }
+            }
+        }
+        self.outcome_bufs.push(outcomes);
+        result?;
+        self.chances.insert(*a, value);
+        Ok(value)
+    }
+}
+
+/// The exact value of `root` and of each of its moves.
+pub fn solve<G: Game>(game: &G, root: &G::State, budget: &mut Budget) -> GameReport<G::Move> {
+    let mut exact = Exact {
+        game,
+        decisions: HashMap::new(),
+        chances: HashMap::new(),
+        move_bufs: Vec::new(),
+        outcome_bufs: Vec::new(),
+        deepest: 0,
+    };
+    let mut moves = Vec::new();
+    game.moves(root, &mut moves);
+    let mut values = Vec::with_capacity(moves.len());
+    for &(m, reward, after) in &moves {
+        match exact.chance(&after, 1, budget) {
+            Ok(v) => values.push((m, reward + v)),
+            Err(stop) => {
+                let mut report = greedy(game, root, budget);
+                report.stop = Some(stop);
+                return report;
+            }
+        }
+    }
+    let over = game.final_value(root);
+    let answer = Answer::choose(game.side(root), values, exact.deepest, true, over);
+    GameReport {
+        answer,
+        stop: None,
+        stats: budget.finish(),
+    }
+}
