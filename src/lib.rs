@@ -7,6 +7,8 @@
 //! - [`jobs`]: validated job specs, running a job end to end, the on-disk table store.
 //! - [`http`]: the wire types (JSON), shared by the service and the CLI's `--json`.
 //! - [`serve`]: the service's wiring, from a plain [`serve::ServeConfig`].
+//! - [`framing`]: the byte framing (magic, header, length, checksum) of stored tables
+//!   and networks.
 //! - [`names`]: `named_enum!`, one definition for each name of the job's vocabulary.
 //!
 //! The `puzzled` command line (clap) is the binary's, in `src/cli/`, not library API.
@@ -25,6 +27,7 @@
 //! assert!(report.proved_optimal && replay(&puzzle, "dr", false).solved);
 //! ```
 
+pub mod framing;
 pub mod games;
 pub mod http;
 pub mod jobs;

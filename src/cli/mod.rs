@@ -21,6 +21,7 @@ mod rate;
 mod serve;
 mod solve;
 mod tables;
+mod train;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -41,6 +42,7 @@ use self::rate::RateArgs;
 use self::serve::ServeArgs;
 use self::solve::SolveArgs;
 use self::tables::TablesArgs;
+use self::train::TrainArgs;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -68,6 +70,8 @@ pub enum Command {
     Generate(GenerateArgs),
     /// Rate the difficulty of every level of a collection.
     Rate(RateArgs),
+    /// Learn a game's evaluation by self-play (2048's n-tuple network).
+    Train(TrainArgs),
 }
 
 /// A flag's help: what it sets, and the names it takes.
@@ -139,6 +143,8 @@ pub enum CliError {
     WrongLengths(usize),
     #[error("{0}")]
     Serve(#[from] puzzled::serve::ServeError),
+    #[error("{path}: {why}")]
+    Network { path: String, why: String },
     #[error("--size {0}: give the room as WIDTHxHEIGHT, e.g. 8x8")]
     Size(String),
     #[error("writing the output failed: {0}")]
@@ -224,6 +230,7 @@ pub fn run(command: Command) -> Result<i32, CliError> {
         Command::Tables(args) => tables::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Rate(args) => rate::run(args),
+        Command::Train(args) => train::run(args),
     }
 }
 

@@ -5,8 +5,10 @@
 //! board, each tile merges at most once a move, the score is the sum of merged tiles.
 
 pub mod game;
+pub mod ntuple;
 mod replay;
 mod rows;
+pub mod train;
 
 pub use replay::{GameRecord, Played, ReplayError, Step, replay};
 pub use rows::MAX_EXPONENT;

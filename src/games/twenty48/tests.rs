@@ -348,3 +348,69 @@ fn a_search_stopped_by_its_budget_still_answers() {
     assert_eq!(report.stop, Some(crate::search::Stop::Cancelled));
     assert!(report.answer.best.is_some());
 }
+
+mod learning {
+    use super::super::ntuple::{Network, NetworkError};
+    use super::super::train::{play_greedy, train};
+    use super::*;
+    use crate::search::Interrupt;
+
+    fn trained(games: usize, seed: u64) -> Network {
+        let mut network = Network::zero();
+        train(&mut network, games, seed, &Interrupt::never(), &mut |_| {}).expect("trains");
+        network
+    }
+
+    #[test]
+    fn training_is_reproducible_and_raises_the_greedy_players_score() {
+        let mean = |network: &Network| {
+            (0..40)
+                .map(|seed| play_greedy(network, 1000 + seed).score as f64)
+                .sum::<f64>()
+                / 40.0
+        };
+        let untrained = mean(&Network::zero());
+        let network = trained(2000, 7);
+        assert_eq!(network.to_bytes(), trained(2000, 7).to_bytes());
+        let after = mean(&network);
+        assert!(after > 1.5 * untrained, "{untrained} → {after}");
+    }
+
+    #[test]
+    fn a_boards_value_is_the_same_in_every_symmetry() {
+        let network = trained(300, 3);
+        let s = shape(4, 4);
+        let board = s.start(&mut Rng::new(11));
+        let board = s.slide(board, Dir::Left).map_or(board, |(b, _)| b);
+        let rotated = (0..16).fold(Board(0), |out, cell| {
+            let (r, c) = (cell / 4, cell % 4);
+            s.set(out, c * 4 + (3 - r), s.get(board, cell))
+        });
+        let mirrored = (0..16).fold(Board(0), |out, cell| {
+            let (r, c) = (cell / 4, cell % 4);
+            s.set(out, r * 4 + (3 - c), s.get(board, cell))
+        });
+        let v = network.value(board);
+        assert!(v != 0.0);
+        assert!((network.value(rotated) - v).abs() < 1e-6 * v.abs());
+        assert!((network.value(mirrored) - v).abs() < 1e-6 * v.abs());
+    }
+
+    #[test]
+    fn a_network_reads_back_from_its_bytes_and_damage_is_refused() {
+        let network = trained(50, 1);
+        let bytes = network.to_bytes();
+        let back = Network::from_bytes(&bytes).expect("reads");
+        assert_eq!(back.to_bytes(), bytes);
+        let mut damaged = bytes.clone();
+        damaged[100] ^= 1;
+        assert_eq!(
+            Network::from_bytes(&damaged).err(),
+            Some(NetworkError::Damaged)
+        );
+        assert_eq!(
+            Network::from_bytes(&bytes[..bytes.len() - 1]).err(),
+            Some(NetworkError::Damaged)
+        );
+    }
+}

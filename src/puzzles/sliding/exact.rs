@@ -4,9 +4,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::framing::{frame, unframe};
 use super::pdb::STOP_CHECK_INTERVAL;
 use super::{Geometry, MAX_CELLS, Move};
+use crate::framing::{frame, unframe};
 
 pub const MAX_EXACT_CELLS: usize = 9;
 const UNREACHABLE: u8 = u8::MAX;

@@ -6,7 +6,6 @@
 //! databases and [`exact`] complete distance tables for boards of up to 9 cells.
 
 pub mod exact;
-mod framing;
 pub mod heuristic;
 pub mod pdb;
 

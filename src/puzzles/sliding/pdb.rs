@@ -312,7 +312,7 @@ impl PatternDb {
             self.goal_cells.len() as u8,
         ];
         header.extend_from_slice(&self.goal_cells);
-        super::framing::frame(PDB_MAGIC, &header, &self.values)
+        crate::framing::frame(PDB_MAGIC, &header, &self.values)
     }
 
     /// Reads a table written by [`PatternDb::to_bytes`], checking it is the one wanted.
@@ -327,7 +327,7 @@ impl PatternDb {
             goal_cells.len() as u8,
         ];
         header.extend_from_slice(goal_cells);
-        let values = super::framing::unframe(PDB_MAGIC, &header, bytes).ok_or(PdbError::Damaged)?;
+        let values = crate::framing::unframe(PDB_MAGIC, &header, bytes).ok_or(PdbError::Damaged)?;
         if values.len() as u128 != table_entries(geometry.cells(), goal_cells.len()) {
             return Err(PdbError::Damaged);
         }

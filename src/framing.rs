@@ -1,5 +1,5 @@
-//! Byte framing for stored tables: magic, header, length, values, checksum, so a
-//! cached file that is truncated, damaged or for another table is never trusted.
+//! Byte framing for stored tables and networks: magic, header, length, values,
+//! checksum, so a file that is truncated, damaged or for another table is never trusted.
 
 /// FNV-1a, 64 bits: enough to catch damage, not meant to resist tampering.
 fn checksum(bytes: &[u8]) -> u64 {

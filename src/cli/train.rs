@@ -1,0 +1,65 @@
+//! `puzzled train 2048`: learns the n-tuple network by self-play and writes it, with a
+//! progress line every thousand games.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use puzzled::games::twenty48::ntuple::Network;
+use puzzled::games::twenty48::train::{TrainProgress, train};
+use puzzled::search::Interrupt;
+
+use super::CliError;
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// The game whose evaluation is learned
+    #[arg(value_parser = ["2048"])]
+    pub game: String,
+    /// Games of self-play
+    #[arg(long, default_value_t = 100_000)]
+    pub games: usize,
+    /// Same seed, same network
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Start from this network instead of zeros
+    #[arg(long)]
+    pub from: Option<PathBuf>,
+    /// Where the network is written
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn run(args: TrainArgs) -> Result<i32, CliError> {
+    let mut network = match &args.from {
+        None => Network::zero(),
+        Some(path) => Network::from_bytes(&read(path)?).map_err(|e| CliError::Network {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })?,
+    };
+    let mut report = |p: &TrainProgress| {
+        eprintln!(
+            "{} games, {:.0} s: last {} games mean score {:.0}, reached 2048 in {:.1} %",
+            p.games,
+            p.elapsed.as_secs_f64(),
+            (p.games - 1) % 1000 + 1,
+            p.mean_score,
+            100.0 * p.reached_2048
+        );
+    };
+    // Only a signal stops a training run: it has no deadline of its own.
+    let never = Interrupt::never();
+    let stopped = train(&mut network, args.games, args.seed, &never, &mut report);
+    std::fs::write(&args.out, network.to_bytes()).map_err(|error| CliError::Read {
+        path: args.out.display().to_string(),
+        error,
+    })?;
+    Ok(if stopped.is_ok() { 0 } else { 1 })
+}
+
+fn read(path: &PathBuf) -> Result<Vec<u8>, CliError> {
+    std::fs::read(path).map_err(|error| CliError::Read {
+        path: path.display().to_string(),
+        error,
+    })
+}
