@@ -324,6 +324,44 @@ fn expectimax_deepens_to_the_exact_value_on_a_small_board() {
 }
 
 #[test]
+fn best_first_grown_to_the_end_agrees_with_the_exact_value() {
+    use crate::search::game::best_first::{Preferences, search};
+    let s = shape(2, 2);
+    // Boards near their end: a tree, unlike the exact search's graph, repeats
+    // transpositions, so it is kept small.
+    for (cells, objective) in [
+        ([16, 2, 8, 0], Objective::Score),
+        ([2, 32, 4, 0], Objective::Score),
+        ([16, 2, 8, 0], Objective::Reach(5)),
+    ] {
+        let start = s.board(&cells).expect("board");
+        let game = Twenty48 {
+            shape: s,
+            objective,
+            evaluator: Heuristic,
+        };
+        let proved = exact::solve(&game, &start, &mut Budget::unlimited()).answer;
+        let mut answers = 0;
+        let grown = search(
+            &game,
+            &start,
+            Preferences::default(),
+            &mut Budget::unlimited(),
+            50,
+            &mut |_| answers += 1,
+        );
+        assert!(grown.answer.exact, "{cells:?} {objective:?}");
+        assert!(
+            close(grown.answer.value, proved.value),
+            "{} vs {}",
+            grown.answer.value,
+            proved.value
+        );
+        assert!(answers > 1, "anytime: answers on the way");
+    }
+}
+
+#[test]
 fn a_search_stopped_by_its_budget_still_answers() {
     let s = shape(4, 4);
     let start = s.start(&mut Rng::new(1));

@@ -4,10 +4,13 @@
 //! deadline, memory, cancel, progress) as the puzzle engine. Every search is anytime:
 //! the [`Answer`] it returns is its best so far when the budget stops it.
 //!
+//! - [`best_first`]: the seed's heap-ordered best-first search over decision and chance
+//!   vertices, grown one vertex at a time.
 //! - [`exact`]: full expansion with memoisation: the game's value, proved.
 //! - [`expectimax`]: depth-limited expectimax with a transposition table and a
 //!   probability cut-off, deepened one move at a time.
 
+pub mod best_first;
 pub mod exact;
 pub mod expectimax;
 
