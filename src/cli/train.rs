@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use puzzled::games::twenty48::ntuple::Network;
-use puzzled::games::twenty48::train::{TrainProgress, train};
+use puzzled::games::twenty48::train::{LEARNING_RATE, TrainProgress, train};
 use puzzled::search::Interrupt;
 
 use super::CliError;
@@ -24,6 +24,9 @@ pub struct TrainArgs {
     /// Start from this network instead of zeros
     #[arg(long)]
     pub from: Option<PathBuf>,
+    /// Learning rate: the step toward each target (lower to fine-tune)
+    #[arg(long, default_value_t = LEARNING_RATE)]
+    pub rate: f64,
     /// Where the network is written
     #[arg(long)]
     pub out: PathBuf,
@@ -49,7 +52,14 @@ pub fn run(args: TrainArgs) -> Result<i32, CliError> {
     };
     // Only a signal stops a training run: it has no deadline of its own.
     let never = Interrupt::never();
-    let stopped = train(&mut network, args.games, args.seed, &never, &mut report);
+    let stopped = train(
+        &mut network,
+        args.games,
+        args.seed,
+        args.rate,
+        &never,
+        &mut report,
+    );
     std::fs::write(&args.out, network.to_bytes()).map_err(|error| CliError::Read {
         path: args.out.display().to_string(),
         error,

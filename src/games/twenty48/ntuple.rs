@@ -1,5 +1,5 @@
-//! An n-tuple network for 4×4 boards (Szubert and Jaśkowski 2014): four 4-tuples (two
-//! straight lines, two 2×2 squares), each read in all eight symmetries of the board, a
+//! An n-tuple network for 4×4 boards (Szubert and Jaśkowski 2014): five 4-tuples (two
+//! straight lines, three 2×2 squares), each read in all eight symmetries of the board, a
 //! weight per arrangement of the four cells' exponents. Its value estimates the score
 //! still to come after an afterstate; TD(0) learning is in [`super::train`].
 
@@ -7,7 +7,13 @@ use super::game::Evaluator;
 use super::{Board, Shape};
 
 /// The base tuples, row-major cells of a 4×4 board.
-const TUPLES: [[usize; 4]; 4] = [[0, 1, 2, 3], [4, 5, 6, 7], [0, 1, 4, 5], [1, 2, 5, 6]];
+const TUPLES: [[usize; 4]; 5] = [
+    [0, 1, 2, 3],
+    [4, 5, 6, 7],
+    [0, 1, 4, 5],
+    [1, 2, 5, 6],
+    [5, 6, 9, 10],
+];
 /// Weights a tuple holds: 16 exponents in each of 4 cells.
 const TUPLE_WEIGHTS: usize = 1 << 16;
 /// Tuples read per board: every base tuple in every symmetry.

@@ -389,13 +389,21 @@ fn a_search_stopped_by_its_budget_still_answers() {
 
 mod learning {
     use super::super::ntuple::{Network, NetworkError};
-    use super::super::train::{play_greedy, train};
+    use super::super::train::{LEARNING_RATE, play_greedy, train};
     use super::*;
     use crate::search::Interrupt;
 
     fn trained(games: usize, seed: u64) -> Network {
         let mut network = Network::zero();
-        train(&mut network, games, seed, &Interrupt::never(), &mut |_| {}).expect("trains");
+        train(
+            &mut network,
+            games,
+            seed,
+            LEARNING_RATE,
+            &Interrupt::never(),
+            &mut |_| {},
+        )
+        .expect("trains");
         network
     }
 

@@ -10,7 +10,8 @@ use super::{Board, Shape};
 use crate::search::rng::Rng;
 use crate::search::{Interrupt, Stop};
 
-/// The step toward each target, shared among the network's features.
+/// The step toward each target, shared among the network's features: large while the
+/// network is new, smaller to fine-tune it (`puzzled train --from … --rate 0.01`).
 pub const LEARNING_RATE: f64 = 0.1;
 /// Games per progress report.
 pub const REPORT_EVERY: usize = 1000;
@@ -47,7 +48,7 @@ fn greedy(shape: Shape, network: &Network, board: Board) -> Option<(Board, u32)>
 }
 
 /// One game, greedy on the network, learning from it when `learn` is set.
-fn play(network: &mut Network, rng: &mut Rng, learn: bool) -> GameResult {
+fn play(network: &mut Network, rng: &mut Rng, learn: Option<f64>) -> GameResult {
     let shape = the_4x4();
     let mut board = shape.start(rng);
     let mut previous: Option<Board> = None;
@@ -58,14 +59,14 @@ fn play(network: &mut Network, rng: &mut Rng, learn: bool) -> GameResult {
     };
     loop {
         let Some((after, reward)) = greedy(shape, network, board) else {
-            if let (true, Some(p)) = (learn, previous) {
-                network.adjust(p, -LEARNING_RATE * network.value(p));
+            if let (Some(rate), Some(p)) = (learn, previous) {
+                network.adjust(p, -rate * network.value(p));
             }
             break;
         };
-        if let (true, Some(p)) = (learn, previous) {
+        if let (Some(rate), Some(p)) = (learn, previous) {
             let target = f64::from(reward) + network.value(after);
-            network.adjust(p, LEARNING_RATE * (target - network.value(p)));
+            network.adjust(p, rate * (target - network.value(p)));
         }
         previous = Some(after);
         result.score += u64::from(reward);
@@ -80,15 +81,16 @@ fn play(network: &mut Network, rng: &mut Rng, learn: bool) -> GameResult {
 /// A game played greedily on `network`, from `seed`, without learning.
 pub fn play_greedy(network: &Network, seed: u64) -> GameResult {
     let mut network = network.clone();
-    play(&mut network, &mut Rng::new(seed), false)
+    play(&mut network, &mut Rng::new(seed), None)
 }
 
-/// Trains `network` for `games` games of self-play from `seed`, polling `interrupt`
-/// between games; `progress` hears every [`REPORT_EVERY`] games.
+/// Trains `network` for `games` games of self-play from `seed` at learning `rate`,
+/// polling `interrupt` between games; `progress` hears every [`REPORT_EVERY`] games.
 pub fn train(
     network: &mut Network,
     games: usize,
     seed: u64,
+    rate: f64,
     interrupt: &Interrupt,
     progress: &mut dyn FnMut(&TrainProgress),
 ) -> Result<(), Stop> {
@@ -97,7 +99,7 @@ pub fn train(
     let (mut window_score, mut window_2048) = (0u64, 0usize);
     for game in 1..=games {
         interrupt.check()?;
-        let result = play(network, &mut rng, true);
+        let result = play(network, &mut rng, Some(rate));
         window_score += result.score;
         window_2048 += usize::from(result.max_tile >= 2048);
         if game % REPORT_EVERY == 0 || game == games {
