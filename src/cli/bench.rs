@@ -20,8 +20,23 @@ use super::{CliError, SearchArgs, read_text, sliding_puzzle};
 pub struct BenchArgs {
     /// Suite file: lines of `id t0 ... tN optimal`, `#` comments, square boards; or a
     /// Sokoban collection (`.xsb`, `.sok`)
-    #[arg(long)]
-    pub suite: PathBuf,
+    #[arg(long, required_unless_present = "game")]
+    pub suite: Option<PathBuf>,
+    /// Play seeded games of this game instead of a suite
+    #[arg(long, value_parser = ["2048"], conflicts_with = "suite")]
+    pub game: Option<String>,
+    /// Games to play (with --game)
+    #[arg(long, default_value_t = 100, requires = "game")]
+    pub games: usize,
+    /// The first game's seed; game i plays seed + i (with --game)
+    #[arg(long, default_value_t = 1, requires = "game")]
+    pub seed: u64,
+    /// Time each move's search may take (with --game)
+    #[arg(long, requires = "game")]
+    pub ms_per_move: Option<u64>,
+    /// Nodes each move's search may expand (with --game)
+    #[arg(long, requires = "game")]
+    pub nodes_per_move: Option<u64>,
     /// Sokoban: a file of `level pushes` lines with proved optima to check against
     /// (default: the suite's path with `.optima` when that file exists)
     #[arg(long)]
@@ -147,11 +162,14 @@ pub fn median(values: &mut [f64]) -> f64 {
 }
 
 pub fn run(args: BenchArgs) -> Result<i32, CliError> {
-    let extension = args.suite.extension().and_then(|e| e.to_str());
+    let Some(suite) = &args.suite else {
+        return super::bench_game::run(&args);
+    };
+    let extension = suite.extension().and_then(|e| e.to_str());
     if matches!(extension, Some("xsb" | "sok")) {
-        return bench_sokoban::run(&args);
+        return bench_sokoban::run(&args, suite);
     }
-    let mut instances = read_suite(&args.suite)?;
+    let mut instances = read_suite(suite)?;
     if !args.ids.is_empty() {
         instances.retain(|i| args.ids.contains(&i.id));
     }

@@ -7,6 +7,7 @@ use puzzled::jobs::run::run_resolved;
 use puzzled::jobs::{AlgorithmChoice, JobStatus};
 use puzzled::puzzles::sokoban;
 use puzzled::search::CancelFlag;
+use std::path::{Path, PathBuf};
 
 use super::bench::{BenchArgs, median};
 use super::{CliError, read_text, sokoban_puzzle};
@@ -46,11 +47,14 @@ struct LevelSummary {
 }
 
 /// `level pushes` lines, `#` comments: proved push optima to check against.
-fn read_optima(args: &BenchArgs) -> Result<std::collections::HashMap<usize, usize>, CliError> {
+fn read_optima(
+    args: &BenchArgs,
+    suite: &Path,
+) -> Result<std::collections::HashMap<usize, usize>, CliError> {
     let path = match &args.optima {
         Some(path) => path.clone(),
         None => {
-            let default = args.suite.with_extension("optima");
+            let default = suite.with_extension("optima");
             if !default.exists() {
                 return Ok(Default::default());
             }
@@ -79,9 +83,9 @@ fn read_optima(args: &BenchArgs) -> Result<std::collections::HashMap<usize, usiz
 
 /// Solves every level of a collection, `--jobs` at a time, and prints the results in
 /// level order as they complete.
-pub fn run(args: &BenchArgs) -> Result<i32, CliError> {
-    let optima = read_optima(args)?;
-    let mut levels = sokoban::read_collection(&read_text(&args.suite)?);
+pub fn run(args: &BenchArgs, suite: &PathBuf) -> Result<i32, CliError> {
+    let optima = read_optima(args, suite)?;
+    let mut levels = sokoban::read_collection(&read_text(suite)?);
     if !args.ids.is_empty() {
         levels.retain(|l| args.ids.contains(&l.index.to_string()));
     }

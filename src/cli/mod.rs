@@ -15,6 +15,7 @@
 //! ```
 
 mod bench;
+mod bench_game;
 mod bench_sokoban;
 mod generate;
 mod rate;
@@ -145,6 +146,8 @@ pub enum CliError {
     Serve(#[from] puzzled::serve::ServeError),
     #[error("{path}: {why}")]
     Network { path: String, why: String },
+    #[error("unknown game algorithm '{name}'; expected one of: {expected}")]
+    GameAlgorithm { name: String, expected: String },
     #[error("--size {0}: give the room as WIDTHxHEIGHT, e.g. 8x8")]
     Size(String),
     #[error("writing the output failed: {0}")]

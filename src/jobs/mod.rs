@@ -2,6 +2,7 @@
 //! request to validated plan, and the [`tables::TableStore`] that caches heuristic
 //! tables on disk. Knows the engine and the puzzles; knows nothing of HTTP.
 
+pub mod game;
 pub mod generate;
 pub mod group_commit;
 pub mod id;
