@@ -128,16 +128,7 @@ async fn a_generate_job_streams_progress_and_is_cancelled_within_a_second(db: Db
         generate(json!({"width": 10, "height": 10, "boxes": 4, "count": 1000, "seed": 5}));
     let (_, job, _) = post(&server, "/v1/jobs", request).await;
     let id = job["id"].as_str().expect("id").to_string();
-    let mut stream = client()
-        .get(server.url(&format!("/v1/jobs/{id}/events")))
-        .send()
-        .await
-        .expect("sse");
-    let mut seen = String::new();
-    while !seen.contains("\"candidates_tried\"") {
-        let chunk = stream.chunk().await.expect("chunk").expect("stream open");
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let (_stream, seen) = common::stream_until(&server, &id, "\"candidates_tried\"").await;
     assert!(seen.contains("\"levels_made\""), "{seen}");
     let asked = std::time::Instant::now();
     let response = client()

@@ -289,13 +289,18 @@ pub async fn get(server: &Server, path: &str) -> (u16, Value) {
 /// Opens job `id`'s event stream on `server` and reads it until a progress event: the
 /// search is running. Returns the still-open stream and what it said so far.
 pub async fn stream_until_progress(server: &Server, id: &str) -> (reqwest::Response, String) {
+    stream_until(server, id, "event: progress").await
+}
+
+/// Opens job `id`'s event stream and reads it until it has said `needle`.
+pub async fn stream_until(server: &Server, id: &str, needle: &str) -> (reqwest::Response, String) {
     let mut stream = client()
         .get(server.url(&format!("/v1/jobs/{id}/events")))
         .send()
         .await
         .expect("sse");
     let mut seen = String::new();
-    while !seen.contains("event: progress") {
+    while !seen.contains(needle) {
         let chunk = stream.chunk().await.expect("chunk").expect("stream open");
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::mem::size_of;
 
-use super::{Answer, Choice, Game, GameReport, Side, greedy};
+use super::{Answer, Choice, Game, GameReport, better, greedy};
 use crate::search::{Budget, Stop};
 
 /// Bytes a memoised value takes, the map's own overhead included (roughly).
@@ -46,12 +46,7 @@ impl<G: Game> Exact<'_, G> {
         for &(_, reward, after) in &moves {
             match self.chance(&after, ply + 1, budget) {
                 Ok(v) => {
-                    let v = reward + v;
-                    best = Some(match (best, side) {
-                        (None, _) => v,
-                        (Some(b), Side::Max) => b.max(v),
-                        (Some(b), Side::Min) => b.min(v),
-                    });
+                    best = better(side, best, reward + v);
                 }
                 Err(stop) => {
                     result = Err(stop);

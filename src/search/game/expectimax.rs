@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::mem::size_of;
 
-use super::{Answer, Choice, Game, GameReport, Side, greedy};
+use super::{Answer, Choice, Game, GameReport, better, greedy};
 use crate::search::{Budget, Stop};
 
 /// Chance lines less likely than this are estimated, not searched.
@@ -53,12 +53,7 @@ impl<G: Game> Expectimax<'_, G> {
             };
             match v {
                 Ok(v) => {
-                    let v = reward + v;
-                    best = Some(match (best, side) {
-                        (None, _) => v,
-                        (Some(b), Side::Max) => b.max(v),
-                        (Some(b), Side::Min) => b.min(v),
-                    });
+                    best = better(side, best, reward + v);
                 }
                 Err(stop) => {
                     result = Err(stop);

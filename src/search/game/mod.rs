@@ -72,6 +72,15 @@ pub struct GameReport<M> {
     pub stats: Stats,
 }
 
+/// The better of `best` so far and `value` for `side`.
+fn better(side: Side, best: Option<f64>, value: f64) -> Option<f64> {
+    Some(match (best, side) {
+        (None, _) => value,
+        (Some(b), Side::Max) => b.max(value),
+        (Some(b), Side::Min) => b.min(value),
+    })
+}
+
 impl<M: Copy> Answer<M> {
     /// The answer whose move values are `values`, for `side`.
     fn choose(side: Side, values: Vec<(M, f64)>, depth: u32, exact: bool, over: f64) -> Self {
