@@ -64,6 +64,28 @@ struct Vertex<S, M> {
     key: f64,
 }
 
+impl<S, M> Vertex<S, M> {
+    /// An unexpanded vertex valued `value`; a decision vertex of probability 1 and a
+    /// chance vertex of no move until the caller says otherwise.
+    fn leaf(state: S, chance: bool, parent: u32, depth: u32, value: f64) -> Self {
+        Vertex {
+            state,
+            chance,
+            parent,
+            first_child: NONE,
+            children: 0,
+            prob: 1.0,
+            mv: None,
+            reward: 0.0,
+            value,
+            depth,
+            level: 0,
+            solved: false,
+            key: 0.0,
+        }
+    }
+}
+
 #[derive(PartialEq)]
 struct Entry(f64, u32);
 
@@ -137,20 +159,11 @@ impl<G: Game> Tree<'_, G> {
         let n = self.moves.len() as u32;
         for i in 0..self.moves.len() {
             let (mv, reward, after) = self.moves[i];
+            let value = self.game.estimate(&after);
             self.vertices.push(Vertex {
-                state: after,
-                chance: true,
-                parent: id,
-                first_child: NONE,
-                children: 0,
-                prob: 1.0,
                 mv: Some(mv),
                 reward,
-                value: self.game.estimate(&after),
-                depth: depth + 1,
-                level: 0,
-                solved: false,
-                key: 0.0,
+                ..Vertex::leaf(after, true, id, depth + 1, value)
             });
         }
         let v = &mut self.vertices[id as usize];
@@ -178,20 +191,10 @@ impl<G: Game> Tree<'_, G> {
         let n = self.outcomes.len() as u32;
         for i in 0..self.outcomes.len() {
             let (prob, next) = self.outcomes[i];
+            let value = self.game.estimate(&next);
             self.vertices.push(Vertex {
-                state: next,
-                chance: false,
-                parent: id,
-                first_child: NONE,
-                children: 0,
                 prob,
-                mv: None,
-                reward: 0.0,
-                value: self.game.estimate(&next),
-                depth,
-                level: 0,
-                solved: false,
-                key: 0.0,
+                ..Vertex::leaf(next, false, id, depth, value)
             });
         }
         let v = &mut self.vertices[id as usize];
@@ -333,21 +336,8 @@ pub fn search<G: Game>(
         moves: Vec::new(),
         outcomes: Vec::new(),
     };
-    tree.vertices.push(Vertex {
-        state: *root,
-        chance: false,
-        parent: NONE,
-        first_child: NONE,
-        children: 0,
-        prob: 1.0,
-        mv: None,
-        reward: 0.0,
-        value: tree.root_value,
-        depth: 0,
-        level: 0,
-        solved: false,
-        key: 0.0,
-    });
+    let root_vertex = Vertex::leaf(*root, false, NONE, 0, tree.root_value);
+    tree.vertices.push(root_vertex);
     let mut stop = budget.expand().err();
     tree.expand_decision(0);
     tree.back_up(0);

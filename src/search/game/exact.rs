@@ -41,22 +41,16 @@ impl<G: Game> Exact<'_, G> {
         self.game.moves(s, &mut moves);
         budget.generated(moves.len());
         let side = self.game.side(s);
-        let mut best: Option<f64> = None;
-        let mut result = Ok(());
-        for &(_, reward, after) in &moves {
-            match self.chance(&after, ply + 1, budget) {
-                Ok(v) => {
-                    best = better(side, best, reward + v);
-                }
-                Err(stop) => {
-                    result = Err(stop);
-                    break;
-                }
-            }
-        }
+        let best = moves.iter().try_fold(None, |best, &(_, reward, after)| {
+            Ok(better(
+                side,
+                best,
+                reward + self.chance(&after, ply + 1, budget)?,
+            ))
+        });
+        // The buffer goes back before a stop is passed up.
         self.move_bufs.push(moves);
-        result?;
-        let value = best.unwrap_or_else(|| self.game.final_value(s));
+        let value = best?.unwrap_or_else(|| self.game.final_value(s));
         self.decisions.insert(*s, value);
         if self.decisions.len() % 1024 == 0 {
             budget.check_memory(self.held())?;
@@ -71,19 +65,11 @@ impl<G: Game> Exact<'_, G> {
         let mut outcomes = self.outcome_bufs.pop().unwrap_or_default();
         outcomes.clear();
         self.game.outcomes(a, &mut outcomes);
-        let mut value = 0.0;
-        let mut result = Ok(());
-        for &(p, next) in &outcomes {
-            match self.decision(&next, ply, budget) {
-                Ok(v) => value += p * v,
-                Err(stop) => {
-                    result = Err(stop);
-                    break;
-                }
-            }
-        }
+        let value = outcomes.iter().try_fold(0.0, |sum, &(p, next)| {
+            Ok(sum + p * self.decision(&next, ply, budget)?)
+        });
         self.outcome_bufs.push(outcomes);
-        result?;
+        let value = value?;
         self.chances.insert(*a, value);
         Ok(value)
     }

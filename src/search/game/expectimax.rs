@@ -42,28 +42,18 @@ impl<G: Game> Expectimax<'_, G> {
         self.game.moves(s, &mut moves);
         budget.generated(moves.len());
         let side = self.game.side(s);
-        let mut best: Option<f64> = None;
-        let mut result = Ok(());
-        for &(_, reward, after) in &moves {
+        let best = moves.iter().try_fold(None, |best, &(_, reward, after)| {
             let v = if depth == 0 {
                 self.estimated = true;
-                Ok(self.game.estimate(&after))
+                self.game.estimate(&after)
             } else {
-                self.chance(&after, depth, p, budget)
+                self.chance(&after, depth, p, budget)?
             };
-            match v {
-                Ok(v) => {
-                    best = better(side, best, reward + v);
-                }
-                Err(stop) => {
-                    result = Err(stop);
-                    break;
-                }
-            }
-        }
+            Ok(better(side, best, reward + v))
+        });
+        // The buffer goes back before a stop is passed up.
         self.move_bufs.push(moves);
-        result?;
-        Ok(best.unwrap_or_else(|| self.game.final_value(s)))
+        Ok(best?.unwrap_or_else(|| self.game.final_value(s)))
     }
 
     /// Afterstate `a` reached with probability `p`, `depth` moves left to search.
@@ -87,21 +77,13 @@ impl<G: Game> Expectimax<'_, G> {
         let mut outcomes = self.outcome_bufs.pop().unwrap_or_default();
         outcomes.clear();
         self.game.outcomes(a, &mut outcomes);
-        let mut value = 0.0;
-        let mut result = Ok(());
-        for &(q, next) in &outcomes {
-            match self.decision(&next, depth - 1, p * q, budget) {
-                Ok(v) => value += q * v,
-                Err(stop) => {
-                    result = Err(stop);
-                    break;
-                }
-            }
-        }
+        let value = outcomes.iter().try_fold(0.0, |sum, &(q, next)| {
+            Ok(sum + q * self.decision(&next, depth - 1, p * q, budget)?)
+        });
         self.outcome_bufs.push(outcomes);
         let estimated = self.estimated;
         self.estimated |= above;
-        result?;
+        let value = value?;
         if self.table.len() as u64 * entry_bytes::<G::State>() > self.table_cap {
             self.table.clear();
         }
