@@ -37,6 +37,10 @@ pub struct BenchArgs {
     /// Nodes each move's search may expand (with --game)
     #[arg(long, requires = "game")]
     pub nodes_per_move: Option<u64>,
+    /// Evaluate with this network (from `puzzled train`) instead of the shipped one
+    /// (with --game)
+    #[arg(long, requires = "game")]
+    pub network: Option<std::path::PathBuf>,
     /// Sokoban: a file of `level pushes` lines with proved optima to check against
     /// (default: the suite's path with `.optima` when that file exists)
     #[arg(long)]

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use puzzled::games::twenty48::Shape;
-use puzzled::jobs::game::{GameAlgorithm, Playout, playout};
+use puzzled::games::twenty48::ntuple::Network;
+use puzzled::jobs::game::{Estimate, GameAlgorithm, Playout, playout};
 use puzzled::search::{CancelFlag, Limits};
 
 use super::CliError;
@@ -29,6 +30,21 @@ pub fn run(args: &BenchArgs) -> Result<i32, CliError> {
         timeout: args.ms_per_move.map(Duration::from_millis),
         max_memory_bytes: None,
     };
+    let estimate = match &args.network {
+        None => Estimate::shipped(),
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|error| CliError::Read {
+                path: path.display().to_string(),
+                error,
+            })?;
+            let network = Network::from_bytes(&bytes).map_err(|e| CliError::Network {
+                path: path.display().to_string(),
+                why: e.to_string(),
+            })?;
+            // Read once for the whole run, which ends with the process.
+            Estimate::network(Box::leak(Box::new(network)))
+        }
+    };
     let shape = Shape::new(4, 4).expect("4x4");
     let next = AtomicU64::new(0);
     let results: Mutex<Vec<(u64, Playout)>> = Mutex::new(Vec::new());
@@ -42,7 +58,7 @@ pub fn run(args: &BenchArgs) -> Result<i32, CliError> {
                         break;
                     }
                     let seed = args.seed + i;
-                    let game = playout(shape, seed, algorithm, per_move, None, &cancel);
+                    let game = playout(estimate, shape, seed, algorithm, per_move, None, &cancel);
                     let line = serde_json::json!({
                         "seed": seed,
                         "score": game.score,

@@ -35,11 +35,17 @@ pub fn shipped_network() -> Option<&'static Network> {
 
 /// The estimate searches use: the network on 4×4 boards, the hand-written one elsewhere
 /// (and if no network loads).
+#[derive(Clone, Copy)]
 pub struct Estimate(Option<&'static Network>);
 
 impl Estimate {
     pub fn shipped() -> Estimate {
         Estimate(shipped_network())
+    }
+
+    /// Another network's estimate (one being trained or compared).
+    pub fn network(network: &'static Network) -> Estimate {
+        Estimate(Some(network))
     }
 }
 
@@ -102,10 +108,11 @@ impl Playout {
     }
 }
 
-/// Plays a 4×4 game from `seed` (its start and spawns), each move chosen by `algorithm`
-/// within `per_move`; the whole game stops at `deadline` or on `cancel`. The record is
-/// replayed before it is returned.
+/// Plays a game from `seed` (its start and spawns), each move chosen by `algorithm` on
+/// `estimate` within `per_move`; the whole game stops at `deadline` or on `cancel`. The
+/// record is replayed before it is returned.
 pub fn playout(
+    estimate: Estimate,
     shape: Shape,
     seed: u64,
     algorithm: GameAlgorithm,
@@ -117,7 +124,7 @@ pub fn playout(
     let game = Twenty48 {
         shape,
         objective: Objective::Score,
-        evaluator: Estimate::shipped(),
+        evaluator: estimate,
     };
     let mut rng = Rng::new(seed);
     let start = shape.start(&mut rng);
