@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use puzzled::games::twenty48::Shape;
+use puzzled::games::twenty48::game::Objective;
 use puzzled::games::twenty48::ntuple::Network;
-use puzzled::jobs::game::{Estimate, GameAlgorithm, Playout, playout};
+use puzzled::jobs::game::{Estimate, GameAlgorithm, Play, Playout, playout};
+use puzzled::jobs::{AlgorithmChoice, PuzzleKind};
 use puzzled::search::{CancelFlag, Limits};
 
 use super::CliError;
@@ -18,13 +20,7 @@ use super::bench::BenchArgs;
 const REACH: [u64; 5] = [2048, 4096, 8192, 16384, 32768];
 
 pub fn run(args: &BenchArgs) -> Result<i32, CliError> {
-    let algorithm = match args.search.algorithm.as_deref() {
-        None => GameAlgorithm::Expectimax,
-        Some(name) => GameAlgorithm::parse(name).ok_or_else(|| CliError::GameAlgorithm {
-            name: name.to_string(),
-            expected: GameAlgorithm::NAMES.join(", "),
-        })?,
-    };
+    let algorithm = game_algorithm(args.search.algorithm.as_deref())?;
     let per_move = Limits {
         max_nodes: args.nodes_per_move,
         timeout: args.ms_per_move.map(Duration::from_millis),
@@ -58,7 +54,16 @@ pub fn run(args: &BenchArgs) -> Result<i32, CliError> {
                         break;
                     }
                     let seed = args.seed + i;
-                    let game = playout(estimate, shape, seed, algorithm, per_move, None, &cancel);
+                    let play = Play {
+                        estimate,
+                        shape,
+                        objective: Objective::Score,
+                        start: None,
+                        seed,
+                        algorithm,
+                        per_move,
+                    };
+                    let game = playout(&play, Limits::default(), &cancel, &mut |_| {});
                     let line = serde_json::json!({
                         "seed": seed,
                         "score": game.score,
@@ -96,11 +101,24 @@ pub fn run(args: &BenchArgs) -> Result<i32, CliError> {
     let median = scores.get(scores.len() / 2).copied().unwrap_or(0);
     let summary = serde_json::json!({"summary": {
         "games": results.len(),
-        "algorithm": algorithm.name(),
+        "algorithm": AlgorithmChoice::from(algorithm).name(),
         "mean_score": scores.iter().sum::<u64>() as f64 / n,
         "median_score": median,
         "reach": reach,
     }});
     println!("{summary}");
     Ok(0)
+}
+
+/// A game search by name; none is expectimax.
+pub fn game_algorithm(name: Option<&str>) -> Result<GameAlgorithm, CliError> {
+    let Some(name) = name else {
+        return Ok(GameAlgorithm::Expectimax);
+    };
+    AlgorithmChoice::parse(name)
+        .and_then(AlgorithmChoice::game)
+        .ok_or_else(|| CliError::GameAlgorithm {
+            name: name.to_string(),
+            expected: AlgorithmChoice::names_for(PuzzleKind::Twenty48)[1..].join(", "),
+        })
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::access::AccessError;
 use super::listener::BodyTimedOut;
 use super::wire::RequestError;
+use crate::games::twenty48::BoardError as GameBoardError;
 use crate::jobs::JobError;
 use crate::jobs::service::SubmitError;
 use crate::jobs::store::StoreError;
@@ -242,6 +243,19 @@ impl From<RequestError> for Problem {
             RequestError::Board(e) if e.to_string().starts_with("goal") => "/puzzle/goal".into(),
             RequestError::Board(_) => "/puzzle/tiles".into(),
             RequestError::Level(_) => "/puzzle/level".into(),
+            RequestError::Game(e) => match e {
+                GameBoardError::Size { .. } => "/puzzle/rows".into(),
+                GameBoardError::CellCount { .. } => "/puzzle/cells".into(),
+                GameBoardError::Tile { index, .. } => format!("/puzzle/cells/{index}"),
+            },
+            RequestError::ReachTile(_) => "/objective/reach".into(),
+            RequestError::NoMoveBudget => "/playout".into(),
+            RequestError::PlayoutSeed(_) => "/playout/seed".into(),
+            RequestError::NotForGame { field } | RequestError::OnlyForGame { field } => {
+                format!("/{field}")
+            }
+            RequestError::Record(e) => format!("/game/{}", e.field()),
+            RequestError::ValidateWhat => String::new(),
             RequestError::UnknownName { field, .. } => match *field {
                 "algorithm" => "/algorithm",
                 "heuristic" => "/heuristic",
@@ -333,6 +347,15 @@ impl From<SubmitError> for Problem {
 
 impl From<JobError> for Problem {
     fn from(error: JobError) -> Problem {
+        if let JobError::WrongAlgorithm { .. } = error {
+            return Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-request",
+                "Invalid request",
+                error.to_string(),
+            )
+            .at("/algorithm");
+        }
         let (pointer, retry_after) = match &error {
             JobError::PartitionUnavailable { .. } => ("/partition", None),
             // A build under way: a retry in a few seconds finds the tables.

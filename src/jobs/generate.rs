@@ -68,6 +68,7 @@ pub fn run_generate(
             tried: report.tried,
             murase: report.murase,
         }),
+        game: None,
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::game::GameAlgorithm;
 use super::spec::{
     AlgorithmChoice, Heuristic, HeuristicChoice, JobSpec, Objective, PuzzleKind, PuzzleSpec,
 };
@@ -50,6 +51,11 @@ pub enum JobError {
     },
     #[error(transparent)]
     Table(#[from] TableError),
+    #[error("algorithm {algorithm} does not apply to {puzzle} puzzles; expected one of: {}", AlgorithmChoice::names_for(*puzzle).join(", "))]
+    WrongAlgorithm {
+        algorithm: AlgorithmChoice,
+        puzzle: PuzzleKind,
+    },
 }
 
 fn table_not_ready(layout: &str, state: LayoutState) -> String {
@@ -84,6 +90,8 @@ pub enum Evaluation {
     Sokoban(Vec<Phase>),
     /// The level generator, which rates with A* and the matching bound.
     Generate,
+    /// A game-tree search.
+    Game(GameAlgorithm),
 }
 
 /// One search of a Sokoban job.
@@ -97,11 +105,36 @@ pub struct Phase {
     pub share: u32,
 }
 
+/// A game search on a puzzle, or a puzzle search on a game, cannot run.
+fn check_algorithm(spec: &JobSpec) -> Result<(), JobError> {
+    let puzzle = spec.puzzle.kind();
+    if spec.algorithm.runs_on(puzzle) {
+        Ok(())
+    } else {
+        Err(JobError::WrongAlgorithm {
+            algorithm: spec.algorithm,
+            puzzle,
+        })
+    }
+}
+
 /// Resolves `auto` and fetches (or builds) the tables the heuristic needs.
 pub fn resolve(spec: &JobSpec, tables: &TableStore) -> Result<Resolved, JobError> {
+    check_algorithm(spec)?;
     match &spec.puzzle {
         PuzzleSpec::Sliding(puzzle) => resolve_sliding(spec, puzzle, tables),
         PuzzleSpec::Sokoban(_) => resolve_sokoban(spec),
+        PuzzleSpec::Twenty48(_) => {
+            // Expectimax: the stronger at equal nodes (docs/performance.md, 2048).
+            let algorithm = spec.algorithm.game().unwrap_or(GameAlgorithm::Expectimax);
+            Ok(Resolved {
+                algorithm: algorithm.into(),
+                heuristic: HeuristicChoice::Auto,
+                weight: Weight::ONE,
+                evaluation: Evaluation::Game(algorithm),
+                note: None,
+            })
+        }
         PuzzleSpec::Generate(_) => Ok(Resolved {
             algorithm: AlgorithmChoice::AStar,
             heuristic: HeuristicChoice::Matching,
@@ -394,6 +427,7 @@ pub fn admit(spec: &JobSpec, tables: &TableStore) -> Result<(), JobError> {
     if heuristic.puzzle().is_some_and(|kind| kind != puzzle) {
         return Err(JobError::WrongPuzzle { heuristic, puzzle });
     }
+    check_algorithm(spec)?;
     let (PuzzleSpec::Sliding(puzzle), HeuristicChoice::PatternDatabase(kind)) =
         (&spec.puzzle, spec.heuristic)
     else {
@@ -491,5 +525,10 @@ pub(super) fn search_algorithm(choice: AlgorithmChoice, weight: Weight) -> Algor
         AlgorithmChoice::FeatureSpace => Algorithm::FeatureSpace {
             advice: Advice::BestPerFeature,
         },
+        // Refused by `admit` on puzzles: a game search cannot run on one.
+        AlgorithmChoice::BestFirst
+        | AlgorithmChoice::Expectimax
+        | AlgorithmChoice::Exact
+        | AlgorithmChoice::Greedy => Algorithm::IdaStar { weight },
     }
 }

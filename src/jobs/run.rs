@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::game::{GameOutcome, GameProgress, run_game};
 use super::generate::{Generation, run_generate};
 use super::resolve::{Evaluation, JobError, Resolved, resolve, search_algorithm};
 use super::spec::{AlgorithmChoice, HeuristicChoice, JobSpec, PuzzleSpec};
@@ -52,11 +53,14 @@ pub struct JobReport {
     pub note: Option<String>,
     /// A generate job's levels.
     pub generation: Option<Generation>,
+    /// A 2048 job's answer or game.
+    pub game: Option<GameOutcome>,
 }
 
-/// Hears a job's progress: a search's, or a generator's.
+/// Hears a job's progress: a search's, a generator's or a game's.
 pub trait JobSink: ProgressSink {
     fn generation(&self, progress: &GenProgress);
+    fn game(&self, progress: &GameProgress);
 }
 
 /// How a job reports progress while it runs.
@@ -173,6 +177,9 @@ pub fn run_resolved(
         (PuzzleSpec::Generate(params), Evaluation::Generate) => {
             run_generate(params, limits, cancel, progress)
         }
+        (PuzzleSpec::Twenty48(game), Evaluation::Game(algorithm)) => {
+            run_game(game, *algorithm, limits, cancel, progress)
+        }
         _ => failed(
             resolved,
             "internal error: resolved for another puzzle",
@@ -193,6 +200,7 @@ fn failed(resolved: &Resolved, why: &str, stats: Stats) -> JobReport {
         boards: None,
         note: resolved.note.clone(),
         generation: None,
+        game: None,
     }
 }
 
@@ -256,6 +264,7 @@ fn job_report<A>(
         boards: None,
         note: resolved.note.clone(),
         generation: None,
+        game: None,
     };
     job.status = match report.outcome {
         Outcome::Solved(solution) => match check(&solution.actions) {

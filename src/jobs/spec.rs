@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::game::{GameAlgorithm, GameSpec};
 use crate::puzzles::sliding::SlidingPuzzle;
 use crate::puzzles::sliding::pdb::PartitionKind;
 use crate::puzzles::sokoban::Level;
@@ -15,6 +16,8 @@ pub enum PuzzleSpec {
     Sokoban(Level),
     /// New Sokoban levels, each solved and rated.
     Generate(GenerateParams),
+    /// A 2048 position's best move, or a whole game played.
+    Twenty48(GameSpec),
 }
 
 crate::named_enum! {
@@ -22,6 +25,7 @@ crate::named_enum! {
     pub enum PuzzleKind {
         Sliding = "sliding",
         Sokoban = "sokoban",
+        Twenty48 = "2048",
     }
 }
 
@@ -30,6 +34,7 @@ impl PuzzleSpec {
         match self {
             PuzzleSpec::Sliding(_) => PuzzleKind::Sliding,
             PuzzleSpec::Sokoban(_) | PuzzleSpec::Generate(_) => PuzzleKind::Sokoban,
+            PuzzleSpec::Twenty48(_) => PuzzleKind::Twenty48,
         }
     }
 }
@@ -44,6 +49,48 @@ crate::named_enum! {
         GreedyBestFirst = "greedy-best-first",
         EnforcedHillClimbing = "enforced-hill-climbing",
         FeatureSpace = "fess",
+        BestFirst = "best-first",
+        Expectimax = "expectimax",
+        Exact = "exact",
+        Greedy = "greedy",
+    }
+}
+
+impl AlgorithmChoice {
+    /// The game-tree search it names; `None` for the puzzle searches.
+    pub fn game(self) -> Option<GameAlgorithm> {
+        Some(match self {
+            AlgorithmChoice::BestFirst => GameAlgorithm::BestFirst,
+            AlgorithmChoice::Expectimax => GameAlgorithm::Expectimax,
+            AlgorithmChoice::Exact => GameAlgorithm::Exact,
+            AlgorithmChoice::Greedy => GameAlgorithm::Greedy,
+            _ => return None,
+        })
+    }
+
+    /// Whether it runs on `kind`: game searches on games, the others on puzzles.
+    pub fn runs_on(self, kind: PuzzleKind) -> bool {
+        self == AlgorithmChoice::Auto || self.game().is_some() == (kind == PuzzleKind::Twenty48)
+    }
+
+    /// The names that run on `kind`, `auto` first.
+    pub fn names_for(kind: PuzzleKind) -> Vec<&'static str> {
+        AlgorithmChoice::ALL
+            .iter()
+            .filter(|a| a.runs_on(kind))
+            .map(|a| a.name())
+            .collect()
+    }
+}
+
+impl From<GameAlgorithm> for AlgorithmChoice {
+    fn from(algorithm: GameAlgorithm) -> AlgorithmChoice {
+        match algorithm {
+            GameAlgorithm::BestFirst => AlgorithmChoice::BestFirst,
+            GameAlgorithm::Expectimax => AlgorithmChoice::Expectimax,
+            GameAlgorithm::Exact => AlgorithmChoice::Exact,
+            GameAlgorithm::Greedy => AlgorithmChoice::Greedy,
+        }
     }
 }
 
@@ -148,11 +195,12 @@ crate::named_enum! {
 
 impl Objective {
     /// What a request that names no objective asks for: optimal for sliding puzzles; any
-    /// plan for Sokoban, whose optimum can take very long to prove.
+    /// plan for Sokoban, whose optimum can take very long to prove. (2048 has its own
+    /// objectives, in its [`GameSpec`].)
     pub fn default_for(kind: PuzzleKind) -> Objective {
         match kind {
             PuzzleKind::Sliding => Objective::Optimal,
-            PuzzleKind::Sokoban => Objective::Any,
+            PuzzleKind::Sokoban | PuzzleKind::Twenty48 => Objective::Any,
         }
     }
 }

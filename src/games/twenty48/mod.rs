@@ -148,6 +148,14 @@ impl Shape {
             .unwrap_or(0)
     }
 
+    /// The largest tile's value, 0 on an empty board.
+    pub fn max_tile(self, board: Board) -> u64 {
+        match self.max_exponent(board) {
+            0 => 0,
+            e => 1 << e,
+        }
+    }
+
     /// The board after sliding toward `dir`, and the move's score; `None` when nothing
     /// moves (the move is illegal).
     pub fn slide(self, board: Board, dir: Dir) -> Option<(Board, u32)> {

@@ -42,6 +42,18 @@ pub enum ReplayError {
     Value { step: usize },
 }
 
+impl ReplayError {
+    /// The step at fault, from 1.
+    pub fn step(&self) -> usize {
+        match *self {
+            ReplayError::Illegal { step, .. }
+            | ReplayError::OffBoard { step, .. }
+            | ReplayError::Occupied { step, .. }
+            | ReplayError::Value { step } => step,
+        }
+    }
+}
+
 /// Replays `steps` from `start` on `shape`.
 pub fn replay(shape: Shape, start: Board, steps: &[Step]) -> Result<Played, ReplayError> {
     let mut board = start;
@@ -68,10 +80,7 @@ pub fn replay(shape: Shape, start: Board, steps: &[Step]) -> Result<Played, Repl
     Ok(Played {
         board,
         score,
-        max_tile: match shape.max_exponent(board) {
-            0 => 0,
-            e => 1 << e,
-        },
+        max_tile: shape.max_tile(board),
         moves: steps.len(),
         over: shape.moves(board).next().is_none(),
     })

@@ -74,7 +74,7 @@ fn play(network: &mut Network, rng: &mut Rng, learn: Option<f64>) -> GameResult 
         let spawn = shape.spawn(after, rng).expect("a move leaves a cell empty");
         board = shape.set(after, spawn.cell, spawn.exponent);
     }
-    result.max_tile = 1 << shape.max_exponent(board);
+    result.max_tile = shape.max_tile(board);
     result
 }
 

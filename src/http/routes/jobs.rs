@@ -16,6 +16,7 @@ use crate::http::problem::Problem;
 use crate::http::wire::{JobList, JobRequest, JobView, RequestError};
 use crate::http::{AppState, Caps};
 use crate::jobs::JobId;
+use crate::jobs::game::{GameSpec, GameTask};
 use crate::jobs::service::JobEvent;
 use crate::jobs::store::{CancelOutcome, DeleteOutcome, JobRecord, NewJob, Owner};
 use crate::jobs::{JobSpec, PuzzleSpec, Status};
@@ -47,6 +48,28 @@ pub fn capped(caps: &Caps, request: JobRequest) -> Result<(JobSpec, i64), Proble
             puzzle.geometry().cells() as u64,
             caps.max_board_cells,
         )?;
+    }
+    if let PuzzleSpec::Twenty48(GameSpec {
+        task: GameTask::Playout { per_move, .. },
+        ..
+    }) = &spec.puzzle
+    {
+        if let Some(nodes) = per_move.max_nodes {
+            within(
+                "/playout/nodes_per_move",
+                "nodes_per_move",
+                nodes,
+                caps.max_nodes,
+            )?;
+        }
+        if let Some(time) = per_move.timeout {
+            within(
+                "/playout/ms_per_move",
+                "ms_per_move",
+                time.as_millis() as u64,
+                caps.max_timeout_ms,
+            )?;
+        }
     }
     let max_nodes = within(
         "/limits/max_nodes",

@@ -51,7 +51,7 @@ pub async fn solve(
 
 pub async fn validate(
     Body(request): Body<ValidateRequest>,
-) -> Result<Json<wire::ValidateResponse>, Problem> {
+) -> Result<Json<wire::ValidateAnswer>, Problem> {
     Ok(Json(request.check()?))
 }
 

@@ -5,6 +5,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::GenerateRequest;
+use super::game::{ObjectiveRequest, PlayoutRequest, RecordError, cells};
+use crate::games::twenty48::{self, Board, Shape};
+use crate::jobs::game::{GameSpec, GameTask};
 use crate::jobs::{
     AlgorithmChoice, Heuristic, HeuristicChoice, JobLimits, JobSpec, Objective, PuzzleKind,
     PuzzleSpec,
@@ -32,8 +35,12 @@ pub struct JobRequest {
     /// Pattern-database partition: `7-8`, `6-6-3` (4×4) or `6-6-6-6` (5×5).
     #[serde(default)]
     pub partition: Option<String>,
+    /// `optimal` or `any` for puzzles; `score` or `{"reach": tile}` for 2048.
     #[serde(default)]
-    pub objective: Option<String>,
+    pub objective: Option<ObjectiveRequest>,
+    /// 2048: play a whole game instead of answering one position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playout: Option<PlayoutRequest>,
     /// Heuristic weight for `ida-star`/`a-star`, at least 1.
     #[serde(default)]
     pub weight: Option<f64>,
@@ -47,9 +54,9 @@ pub struct JobRequest {
 }
 
 /// A puzzle: `type` names its kind, and the other fields are that kind's: `tiles`, `cols`
-/// and `goal` for a sliding puzzle, `level` (XSB or run-length XSB text) for Sokoban. One
-/// flat struct, not a tagged enum, so that a field of the wrong type is pointed at by its
-/// own path.
+/// and `goal` for a sliding puzzle, `level` (XSB or run-length XSB text) for Sokoban,
+/// `rows`, `cols` and `cells` for 2048. One flat struct, not a tagged enum, so that a
+/// field of the wrong type is pointed at by its own path.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PuzzleRequest {
@@ -63,22 +70,24 @@ pub struct PuzzleRequest {
     pub goal: Option<GoalRequest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<String>,
+    /// 2048: rows (4 when absent; `cols` likewise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<usize>,
+    /// 2048: tile values row by row, 0 for empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cells: Option<Vec<u64>>,
 }
 
 /// A puzzle a request gives, as opposed to one a job makes.
 pub enum GivenPuzzle {
     Sliding(SlidingPuzzle),
     Sokoban(Level),
+    /// A 2048 board; `None` for a playout that starts from its seed.
+    Twenty48(Shape, Option<Board>),
 }
 
-impl From<GivenPuzzle> for PuzzleSpec {
-    fn from(puzzle: GivenPuzzle) -> PuzzleSpec {
-        match puzzle {
-            GivenPuzzle::Sliding(puzzle) => PuzzleSpec::Sliding(puzzle),
-            GivenPuzzle::Sokoban(level) => PuzzleSpec::Sokoban(level),
-        }
-    }
-}
+/// The side of a 2048 board a request leaves out.
+pub const DEFAULT_2048_SIDE: usize = 4;
 
 impl PuzzleRequest {
     /// Validates the puzzle: its kind, the fields that kind needs, none of another's.
@@ -90,11 +99,24 @@ impl PuzzleRequest {
             PuzzleKind::NAMES,
         )?;
         let foreign = match kind {
-            PuzzleKind::Sliding => [("level", self.level.is_some())].to_vec(),
+            PuzzleKind::Sliding => [
+                ("level", self.level.is_some()),
+                ("rows", self.rows.is_some()),
+                ("cells", self.cells.is_some()),
+            ]
+            .to_vec(),
             PuzzleKind::Sokoban => [
                 ("tiles", self.tiles.is_some()),
                 ("cols", self.cols.is_some()),
                 ("goal", self.goal.is_some()),
+                ("rows", self.rows.is_some()),
+                ("cells", self.cells.is_some()),
+            ]
+            .to_vec(),
+            PuzzleKind::Twenty48 => [
+                ("tiles", self.tiles.is_some()),
+                ("goal", self.goal.is_some()),
+                ("level", self.level.is_some()),
             ]
             .to_vec(),
         };
@@ -121,11 +143,18 @@ impl PuzzleRequest {
                 })?;
                 GivenPuzzle::Sokoban(Level::parse(&level)?)
             }
+            PuzzleKind::Twenty48 => {
+                let shape = Shape::new(
+                    self.rows.unwrap_or(DEFAULT_2048_SIDE),
+                    self.cols.unwrap_or(DEFAULT_2048_SIDE),
+                )?;
+                let board = match self.cells {
+                    Some(cells) => Some(shape.board(&cells)?),
+                    None => None,
+                };
+                GivenPuzzle::Twenty48(shape, board)
+            }
         })
-    }
-
-    pub fn into_spec(self) -> Result<PuzzleSpec, RequestError> {
-        self.into_puzzle().map(PuzzleSpec::from)
     }
 }
 
@@ -153,6 +182,22 @@ pub enum RequestError {
     Board(#[from] BoardError),
     #[error("puzzle: level: {0}")]
     Level(#[from] LevelError),
+    #[error("puzzle: {0}")]
+    Game(#[from] twenty48::BoardError),
+    #[error("a reach objective takes a tile from 4 to 32768, a power of two, not {0}")]
+    ReachTile(u64),
+    #[error("a playout needs a budget for each move: ms_per_move, nodes_per_move or both")]
+    NoMoveBudget,
+    #[error("playout: a seed of {0} is over the largest, 9007199254740991")]
+    PlayoutSeed(u64),
+    #[error("`{field}` does not apply to 2048")]
+    NotForGame { field: &'static str },
+    #[error("`{field}` is only for 2048")]
+    OnlyForGame { field: &'static str },
+    #[error("game: {0}")]
+    Record(#[from] RecordError),
+    #[error("validate takes `puzzle` and `plan`, or a 2048 `game` record")]
+    ValidateWhat,
     #[error("unknown {field} '{value}'; expected one of: {expected}")]
     UnknownName {
         field: &'static str,
@@ -221,9 +266,15 @@ fn parse_name<T>(
 
 impl JobRequest {
     /// Validates the request into a job spec; every wrong field gets a named error.
-    pub fn into_spec(self) -> Result<JobSpec, RequestError> {
-        let puzzle = match (self.puzzle, self.generate) {
-            (Some(puzzle), None) => puzzle.into_spec()?,
+    pub fn into_spec(mut self) -> Result<JobSpec, RequestError> {
+        let puzzle = match (self.puzzle.take(), self.generate.take()) {
+            (Some(puzzle), None) => match puzzle.into_puzzle()? {
+                GivenPuzzle::Twenty48(shape, board) => {
+                    return game_spec(shape, board, self);
+                }
+                GivenPuzzle::Sliding(puzzle) => PuzzleSpec::Sliding(puzzle),
+                GivenPuzzle::Sokoban(level) => PuzzleSpec::Sokoban(level),
+            },
             (None, Some(generate)) => {
                 let search = [
                     ("algorithm", self.algorithm.is_some()),
@@ -241,11 +292,21 @@ impl JobRequest {
             (None, None) => return Err(RequestError::NoTask),
             (Some(_), Some(_)) => return Err(RequestError::BothTasks),
         };
+        if self.playout.is_some() {
+            return Err(RequestError::OnlyForGame { field: "playout" });
+        }
+        let objective = match &self.objective {
+            None => None,
+            Some(ObjectiveRequest::Name(name)) => Some(name.as_str()),
+            Some(ObjectiveRequest::Reach { .. }) => {
+                return Err(RequestError::OnlyForGame { field: "objective" });
+            }
+        };
         let choices = SearchNames {
             algorithm: self.algorithm.as_deref(),
             heuristic: self.heuristic.as_deref(),
             partition: self.partition.as_deref(),
-            objective: self.objective.as_deref(),
+            objective,
             weight: self.weight,
         };
         choices.apply(JobSpec {
@@ -258,6 +319,59 @@ impl JobRequest {
             ..JobSpec::new(puzzle)
         })
     }
+}
+
+/// A 2048 job: one position's best move, or (with `playout`) a whole game.
+fn game_spec(
+    shape: Shape,
+    board: Option<Board>,
+    request: JobRequest,
+) -> Result<JobSpec, RequestError> {
+    let puzzle_only = [
+        ("partition", request.partition.is_some()),
+        ("weight", request.weight.is_some()),
+        ("include_boards", request.include_boards),
+    ];
+    if let Some((field, _)) = puzzle_only.into_iter().find(|(_, given)| *given) {
+        return Err(RequestError::NotForGame { field });
+    }
+    let objective = ObjectiveRequest::game(request.objective.as_ref())?;
+    let task = match (&request.playout, board) {
+        (Some(playout), start) => GameTask::Playout {
+            seed: playout.seed()?,
+            start,
+            per_move: JobLimits {
+                max_nodes: playout.nodes_per_move,
+                timeout: playout.ms_per_move.map(Duration::from_millis),
+                max_memory_bytes: None,
+            },
+        },
+        (None, Some(board)) => GameTask::Move(board),
+        (None, None) => {
+            return Err(RequestError::Missing {
+                field: "cells",
+                kind: PuzzleKind::Twenty48,
+            });
+        }
+    };
+    let spec = JobSpec::new(PuzzleSpec::Twenty48(GameSpec {
+        shape,
+        objective,
+        task,
+    }));
+    let choices = SearchNames {
+        algorithm: request.algorithm.as_deref(),
+        heuristic: request.heuristic.as_deref(),
+        ..SearchNames::default()
+    };
+    choices.apply(JobSpec {
+        limits: JobLimits {
+            max_nodes: request.limits.max_nodes,
+            timeout: request.limits.timeout_ms.map(Duration::from_millis),
+            max_memory_bytes: None,
+        },
+        ..spec
+    })
 }
 
 /// A goal given as text: a name, or (the CLI's `--goal`) a tile list.
@@ -347,6 +461,8 @@ impl JobRequest {
                     puzzle.goal().iter().map(|&t| u64::from(t)).collect(),
                 )),
                 level: None,
+                rows: None,
+                cells: None,
             },
             PuzzleSpec::Sokoban(level) => PuzzleRequest {
                 kind: PuzzleKind::Sokoban.name().to_string(),
@@ -354,7 +470,47 @@ impl JobRequest {
                 cols: None,
                 goal: None,
                 level: Some(level.to_xsb()),
+                rows: None,
+                cells: None,
             },
+            PuzzleSpec::Twenty48(game) => {
+                let (board, playout) = match &game.task {
+                    GameTask::Move(board) => (Some(*board), None),
+                    GameTask::Playout {
+                        start,
+                        seed,
+                        per_move,
+                    } => (
+                        *start,
+                        Some(PlayoutRequest {
+                            seed: Some(*seed),
+                            ms_per_move: per_move.timeout.map(|t| t.as_millis() as u64),
+                            nodes_per_move: per_move.max_nodes,
+                        }),
+                    ),
+                };
+                return JobRequest {
+                    puzzle: Some(PuzzleRequest {
+                        kind: PuzzleKind::Twenty48.name().to_string(),
+                        tiles: None,
+                        cols: Some(game.shape.cols()),
+                        goal: None,
+                        level: None,
+                        rows: Some(game.shape.rows()),
+                        cells: board.map(|b| cells(game.shape, b)),
+                    }),
+                    generate: None,
+                    algorithm: Some(spec.algorithm.name().to_string()),
+                    heuristic: None,
+                    partition: None,
+                    objective: Some(ObjectiveRequest::from_game(game.objective)),
+                    playout,
+                    weight: None,
+                    limits,
+                    include_boards: false,
+                    priority: Some(priority),
+                };
+            }
             PuzzleSpec::Generate(params) => {
                 return JobRequest {
                     puzzle: None,
@@ -363,6 +519,7 @@ impl JobRequest {
                     heuristic: None,
                     partition: None,
                     objective: None,
+                    playout: None,
                     weight: None,
                     limits,
                     include_boards: false,
@@ -376,7 +533,8 @@ impl JobRequest {
             algorithm: Some(spec.algorithm.name().to_string()),
             heuristic: Some(spec.heuristic.name().to_string()),
             partition: spec.heuristic.partition().map(|k| k.name().to_string()),
-            objective: Some(spec.objective.name().to_string()),
+            objective: Some(ObjectiveRequest::Name(spec.objective.name().to_string())),
+            playout: None,
             weight: spec.weight.map(|w| f64::from(w.percent()) / 100.0),
             limits,
             include_boards: spec.include_boards,

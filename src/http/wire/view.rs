@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{GenerationView, JobRequest, LevelView};
+use super::game::{outcome_views, progress_views};
+use super::{AnswerView, GenerationView, JobRequest, LevelView, PlayedView, PlayoutView};
 use crate::jobs::run::Board;
 use crate::jobs::store::{JobRecord, ProgressRecord, ResultRecord};
 use crate::jobs::{JobReport, JobSpec, JobStatus, PuzzleSpec, Stage};
@@ -75,6 +76,12 @@ pub struct JobResult {
     pub levels: Option<Vec<LevelView>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<GenerationView>,
+    /// A 2048 position: `move`, `value`, `move_values`, `depth` and `exact`.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerView>,
+    /// A 2048 game played: its record, score, largest tile, moves and pace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playout: Option<PlayoutView>,
 }
 
 /// Milliseconds with microsecond precision: 8-puzzle solves take microseconds.
@@ -107,6 +114,7 @@ impl JobResult {
             _ => None,
         };
         let is_sokoban = matches!(spec.puzzle, PuzzleSpec::Sokoban(_));
+        let (answer, playout) = outcome_views(result.game.as_ref());
         JobResult {
             plan: result.plan.clone(),
             length: result.length,
@@ -135,6 +143,8 @@ impl JobResult {
                 .generation
                 .as_ref()
                 .map(|g| GenerationView::new(g, Duration::from_micros(result.elapsed_us))),
+            answer,
+            playout,
         }
     }
 }
@@ -180,6 +190,12 @@ pub struct ProgressView {
     pub levels_made: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidates_tried: Option<u64>,
+    /// A 2048 position: the root's answer so far.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<AnswerView>,
+    /// A 2048 game: moves made, score and largest tile so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub played: Option<PlayedView>,
 }
 
 pub fn timestamp(ms: i64) -> String {
@@ -190,7 +206,10 @@ pub fn timestamp(ms: i64) -> String {
 
 impl From<&ProgressRecord> for ProgressView {
     fn from(p: &ProgressRecord) -> ProgressView {
+        let (answer, played) = progress_views(p.game.as_ref());
         ProgressView {
+            answer,
+            played,
             nodes_expanded: p.nodes_expanded,
             threshold: p.threshold,
             elapsed_ms: p.elapsed_ms,

@@ -19,7 +19,7 @@ use crate::jobs::group_commit::GroupCommit;
 use crate::jobs::id::JobId;
 use crate::jobs::memory::Trimmer;
 use crate::jobs::run::{self};
-use crate::jobs::spec::JobSpec;
+use crate::jobs::spec::{JobSpec, PuzzleSpec};
 use crate::jobs::status::{ExhaustedReason, JobStatus};
 use crate::jobs::store::{
     Backend, CHANNEL, CancelOutcome, JobRecord, LeaseState, NewJob, Notice, Owner, ProgressRecord,
@@ -276,10 +276,20 @@ impl JobService {
         let requested_nodes = job.spec.limits.max_nodes;
         let requested_time = job.spec.limits.timeout;
         let mut trial = job.spec.clone();
-        trial.limits.max_nodes =
-            Some(requested_nodes.map_or(INLINE_NODE_BUDGET, |n| n.min(INLINE_NODE_BUDGET)));
-        trial.limits.timeout =
-            Some(requested_time.map_or(INLINE_TIME_BUDGET, |t| t.min(INLINE_TIME_BUDGET)));
+        if let PuzzleSpec::Twenty48(_) = job.spec.puzzle {
+            // A game search is anytime: stopped by a trial budget it would answer, worse
+            // than its own limits would. It runs here only when those are as small.
+            let small = requested_nodes.is_some_and(|n| n <= INLINE_NODE_BUDGET)
+                || requested_time.is_some_and(|t| t <= INLINE_TIME_BUDGET);
+            if !small {
+                return Ok(None);
+            }
+        } else {
+            trial.limits.max_nodes =
+                Some(requested_nodes.map_or(INLINE_NODE_BUDGET, |n| n.min(INLINE_NODE_BUDGET)));
+            trial.limits.timeout =
+                Some(requested_time.map_or(INLINE_TIME_BUDGET, |t| t.min(INLINE_TIME_BUDGET)));
+        }
         let tables = Arc::clone(&self.tables);
         let ran = tokio::task::spawn_blocking(move || {
             run::run_job(&trial, &tables, CancelFlag::new(), None)

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 
 use super::*;
+use crate::jobs::game::GameProgress;
 use crate::jobs::id::JobId;
 use crate::jobs::resolve::JobError;
 use crate::jobs::run::{self, JobReport};
@@ -31,8 +32,21 @@ impl Reporter {
             .clone()
     }
 
-    fn send(&self, record: ProgressRecord) {
-        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(record.clone());
+    /// Sends the latest record changed by `update`: a search's nodes and a game's news
+    /// come separately, and each event carries both.
+    fn send(&self, update: impl FnOnce(&mut ProgressRecord)) {
+        let record = {
+            let mut latest = self.latest.lock().unwrap_or_else(|e| e.into_inner());
+            let record = latest.get_or_insert(ProgressRecord {
+                nodes_expanded: 0,
+                threshold: None,
+                elapsed_ms: 0,
+                levels: None,
+                game: None,
+            });
+            update(record);
+            record.clone()
+        };
         // No listener is fine.
         let _ = self.events.send(JobEvent::Progress {
             id: self.id.clone(),
@@ -43,25 +57,33 @@ impl Reporter {
 
 impl ProgressSink for Reporter {
     fn progress(&self, progress: &Progress) {
-        self.send(ProgressRecord {
-            nodes_expanded: progress.nodes_expanded,
-            threshold: progress.bound,
-            elapsed_ms: progress.elapsed.as_millis() as u64,
-            levels: None,
+        self.send(|record| {
+            record.nodes_expanded = progress.nodes_expanded;
+            record.threshold = progress.bound;
+            record.elapsed_ms = progress.elapsed.as_millis() as u64;
         });
     }
 }
 
 impl run::JobSink for Reporter {
     fn generation(&self, progress: &GenProgress) {
-        self.send(ProgressRecord {
-            nodes_expanded: progress.nodes,
-            threshold: None,
-            elapsed_ms: progress.elapsed.as_millis() as u64,
-            levels: Some(LevelCounts {
+        self.send(|record| {
+            record.nodes_expanded = progress.nodes;
+            record.elapsed_ms = progress.elapsed.as_millis() as u64;
+            record.levels = Some(LevelCounts {
                 made: progress.made as u64,
                 tried: progress.tried as u64,
-            }),
+            });
+        });
+    }
+
+    fn game(&self, progress: &GameProgress) {
+        self.send(|record| {
+            if let GameProgress::Played(played) = progress {
+                record.nodes_expanded = played.nodes;
+                record.elapsed_ms = played.elapsed.as_millis() as u64;
+            }
+            record.game = Some(progress.clone());
         });
     }
 }

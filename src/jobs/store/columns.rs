@@ -11,7 +11,7 @@ use sqlx::Any;
 use sqlx::any::AnyArguments;
 use sqlx::query::Query;
 
-use super::{Owner, ResultRecord, generation};
+use super::{Owner, ResultRecord, game, generation};
 use crate::jobs::id::JobId;
 use crate::jobs::spec::{AlgorithmChoice, Heuristic, JobSpec, Objective, PuzzleKind, PuzzleSpec};
 use crate::jobs::status::JobStatus;
@@ -36,6 +36,7 @@ const JOB: &[&str] = &[
     "timeout_ms",
     "include_boards",
     "generate",
+    "game",
     "created_at",
     "owner",
 ];
@@ -57,6 +58,7 @@ const LEASE: &[&str] = &[
     "progress_elapsed_ms",
     "progress_made",
     "progress_tried",
+    "progress_game",
 ];
 
 /// How a job ended: its status, why, when, the result, the error and the note. Bound by
@@ -79,6 +81,7 @@ const RESULT: &[&str] = &[
     "note",
     "generation",
     "levels",
+    "game_result",
 ];
 
 /// What [`super::decode::record`] reads: a whole job.
@@ -205,6 +208,7 @@ pub(super) fn bind_result<'q>(
                 .as_ref()
                 .map(|g| generation::levels_text(&g.levels)),
         )
+        .bind(result.game.as_ref().map(game::outcome_text))
 }
 
 /// Binds a spec's columns, in the order [`JOB`] names them.
@@ -228,6 +232,7 @@ fn bind_spec<'q>(
         .bind(columns.timeout_ms)
         .bind(flag(spec.include_boards))
         .bind(columns.generate)
+        .bind(columns.game)
 }
 
 /// A spec as stored: names and numbers, parsed back by [`super::decode::record`].
@@ -241,6 +246,8 @@ struct SpecColumns {
     level: Option<String>,
     /// A generate job's parameters.
     generate: Option<String>,
+    /// A 2048 job's spec.
+    game: Option<String>,
     algorithm: AlgorithmChoice,
     heuristic: Heuristic,
     partition: Option<PartitionKind>,
@@ -260,30 +267,14 @@ fn join(tiles: &[u8]) -> String {
 
 impl From<&JobSpec> for SpecColumns {
     fn from(spec: &JobSpec) -> SpecColumns {
-        let (tiles, cols, goal, level, generate) = match &spec.puzzle {
-            PuzzleSpec::Sliding(puzzle) => (
-                Some(join(puzzle.start())),
-                Some(puzzle.geometry().cols as i64),
-                Some(join(puzzle.goal())),
-                None,
-                None,
-            ),
-            PuzzleSpec::Sokoban(level) => (None, None, None, Some(level.to_xsb()), None),
-            PuzzleSpec::Generate(params) => (
-                None,
-                None,
-                None,
-                None,
-                Some(generation::params_text(params)),
-            ),
-        };
-        SpecColumns {
+        let mut columns = SpecColumns {
             puzzle_type: spec.puzzle.kind(),
-            tiles,
-            cols,
-            goal,
-            level,
-            generate,
+            tiles: None,
+            cols: None,
+            goal: None,
+            level: None,
+            generate: None,
+            game: None,
             algorithm: spec.algorithm,
             heuristic: spec.heuristic.kind(),
             partition: spec.heuristic.partition(),
@@ -291,7 +282,20 @@ impl From<&JobSpec> for SpecColumns {
             weight_percent: spec.weight.map(|w| i64::from(w.percent())),
             max_nodes: spec.limits.max_nodes.map(|n| n as i64),
             timeout_ms: spec.limits.timeout.map(|t| t.as_millis() as i64),
+        };
+        match &spec.puzzle {
+            PuzzleSpec::Sliding(puzzle) => {
+                columns.tiles = Some(join(puzzle.start()));
+                columns.cols = Some(puzzle.geometry().cols as i64);
+                columns.goal = Some(join(puzzle.goal()));
+            }
+            PuzzleSpec::Sokoban(level) => columns.level = Some(level.to_xsb()),
+            PuzzleSpec::Generate(params) => {
+                columns.generate = Some(generation::params_text(params));
+            }
+            PuzzleSpec::Twenty48(spec) => columns.game = Some(game::spec_text(spec)),
         }
+        columns
     }
 }
 
@@ -357,6 +361,7 @@ mod tests {
             elapsed_us: 0,
             note: None,
             generation: None,
+            game: None,
         };
         let ended = bind_result(query(), &JobStatus::Cancelled, &result, 0);
         assert_eq!(bound(ended), RESULT.len());

@@ -7,7 +7,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::{
-    JobRecord, LevelCounts, Owner, ProgressRecord, ResultRecord, Stage, StoreError, generation,
+    JobRecord, LevelCounts, Owner, ProgressRecord, ResultRecord, Stage, StoreError, game,
+    generation,
 };
 use crate::jobs::id::JobId;
 use crate::jobs::spec::{
@@ -33,6 +34,14 @@ pub(super) fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
         .ok_or_else(|| corrupt("puzzle_type"))?;
     let generate: Option<String> = row.try_get("generate")?;
     let puzzle = match (kind, generate) {
+        (PuzzleKind::Twenty48, _) => {
+            let spec: Option<String> = row.try_get("game")?;
+            PuzzleSpec::Twenty48(
+                spec.as_deref()
+                    .and_then(game::parse_spec)
+                    .ok_or_else(|| corrupt("game"))?,
+            )
+        }
         (PuzzleKind::Sokoban, Some(params)) => PuzzleSpec::Generate(
             generation::parse_params(&params).ok_or_else(|| corrupt("generate"))?,
         ),
@@ -115,6 +124,12 @@ pub(super) fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
                 }),
                 _ => None,
             },
+            game: match row.try_get::<Option<String>, _>("progress_game")? {
+                Some(text) => {
+                    Some(game::parse_progress(&text).ok_or_else(|| corrupt("progress_game"))?)
+                }
+                None => None,
+            },
         }),
         _ => None,
     };
@@ -151,6 +166,12 @@ pub(super) fn record(row: &AnyRow) -> Result<JobRecord, StoreError> {
                         .ok_or_else(|| corrupt("levels"))?,
                 ),
                 (None, _) => None,
+            },
+            game: match row.try_get::<Option<String>, _>("game_result")? {
+                Some(text) => {
+                    Some(game::parse_outcome(&text).ok_or_else(|| corrupt("game_result"))?)
+                }
+                None => None,
             },
         }),
         _ => None,

@@ -20,6 +20,7 @@
 
 mod columns;
 mod decode;
+mod game;
 mod generation;
 mod notify;
 mod queue;

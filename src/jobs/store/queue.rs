@@ -9,6 +9,7 @@ use sqlx::Row;
 
 use super::columns::{self, bind_job, bind_request, bind_result, bind_runs};
 use super::decode::record;
+use super::game;
 use super::{
     Backend, CancelOutcome, DeleteOutcome, JobRecord, LeaseState, NewJob, Notice, Owner,
     ProgressRecord, ResultRecord, Stage, Store, StoreError, now_ms,
@@ -145,8 +146,9 @@ impl Store {
         let row = sqlx::query(
             "UPDATE jobs SET lease_expires_at = $1, progress_nodes = COALESCE($2, progress_nodes), \
              progress_threshold = COALESCE($3, progress_threshold), progress_elapsed_ms = COALESCE($4, progress_elapsed_ms), \
-             progress_made = COALESCE($5, progress_made), progress_tried = COALESCE($6, progress_tried) \
-             WHERE id = $7 AND lease_token = $8 AND status = 'running' RETURNING cancel_requested",
+             progress_made = COALESCE($5, progress_made), progress_tried = COALESCE($6, progress_tried), \
+             progress_game = COALESCE($7, progress_game) \
+             WHERE id = $8 AND lease_token = $9 AND status = 'running' RETURNING cancel_requested",
         )
         .bind(now_ms() + lease.as_millis() as i64)
         .bind(progress.map(|p| p.nodes_expanded as i64))
@@ -154,6 +156,11 @@ impl Store {
         .bind(progress.map(|p| p.elapsed_ms as i64))
         .bind(progress.and_then(|p| p.levels).map(|l| l.made as i64))
         .bind(progress.and_then(|p| p.levels).map(|l| l.tried as i64))
+        .bind(
+            progress
+                .and_then(|p| p.game.as_ref())
+                .map(game::progress_text),
+        )
         .bind(id.as_str())
         .bind(token)
         .fetch_optional(&self.writer)

@@ -3,18 +3,21 @@
 //! a delete or a heartbeat did.
 
 use super::Stage;
+use crate::jobs::game::{GameOutcome, GameProgress};
 use crate::jobs::generate::Generation;
 use crate::jobs::id::JobId;
 use crate::jobs::run::JobReport;
 use crate::jobs::spec::{AlgorithmChoice, HeuristicChoice, JobSpec};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProgressRecord {
     pub nodes_expanded: u64,
     pub threshold: Option<u32>,
     pub elapsed_ms: u64,
     /// A generate job's levels made and candidates tried.
     pub levels: Option<LevelCounts>,
+    /// A 2048 job's latest answer or game so far.
+    pub game: Option<GameProgress>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +42,8 @@ pub struct ResultRecord {
     pub note: Option<String>,
     /// A generate job's levels.
     pub generation: Option<Generation>,
+    /// A 2048 job's answer or game.
+    pub game: Option<GameOutcome>,
 }
 
 impl ResultRecord {
@@ -57,6 +62,7 @@ impl ResultRecord {
             elapsed_us: report.stats.elapsed.as_micros() as u64,
             note: report.note.clone(),
             generation: report.generation.clone(),
+            game: report.game.clone(),
         }
     }
 }
