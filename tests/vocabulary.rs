@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use puzzled::games::twenty48::Dir;
+use puzzled::http::wire::SCORE_OBJECTIVE;
 use puzzled::jobs::tables::Refusal;
 use puzzled::jobs::{AlgorithmChoice, ExhaustedReason, Heuristic, Objective, PuzzleKind, Status};
 use puzzled::puzzles::sliding::GoalName;
@@ -61,10 +63,23 @@ fn openapi_enums_are_the_codes_names() {
         names(at(request, &["partition", "enum"])),
         PartitionKind::NAMES,
     );
+    let objectives = at(request, &["objective", "oneOf"])
+        .as_sequence()
+        .expect("objective is oneOf");
     assert_same(
         "objective",
-        names(at(request, &["objective", "enum"])),
+        names(at(&objectives[0], &["enum"])),
         Objective::NAMES,
+    );
+    assert_same(
+        "2048 objective",
+        names(at(&objectives[1], &["enum"])),
+        &[SCORE_OBJECTIVE],
+    );
+    assert_same(
+        "2048 move value",
+        names(at(schemas, &["MoveValues", "propertyNames", "enum"])),
+        Dir::NAMES,
     );
     assert_same(
         "status",

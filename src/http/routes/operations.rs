@@ -1,6 +1,7 @@
 //! What the service offers and how it is: capabilities, health, readiness, metrics,
 //! the contract, and the answer for unknown routes.
 
+use crate::games::twenty48::{self, Dir};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,7 +40,7 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
     Json(serde_json::json!({
         "puzzles": {
             PuzzleKind::Sliding.name(): {
-                "algorithms": AlgorithmChoice::NAMES,
+                "algorithms": AlgorithmChoice::names_for(PuzzleKind::Sliding),
                 "heuristics": Heuristic::names_for(PuzzleKind::Sliding),
                 "partitions": {"4x4": partitions(4), "5x5": partitions(5)},
                 "goals": GoalName::NAMES,
@@ -50,12 +51,28 @@ pub async fn capabilities(State(state): State<Arc<AppState>>) -> Json<serde_json
                 "board": {"min_side": 2, "max_side": 8, "max_cells": state.caps.max_board_cells},
             },
             PuzzleKind::Sokoban.name(): {
-                "algorithms": AlgorithmChoice::NAMES,
+                "algorithms": AlgorithmChoice::names_for(PuzzleKind::Sokoban),
                 "heuristics": Heuristic::names_for(PuzzleKind::Sokoban),
                 "objectives": Objective::NAMES,
                 "defaults": defaults(Objective::Any),
                 "level": {"format": "XSB or run-length XSB", "max_rows": sokoban::MAX_ROWS, "max_cols": sokoban::MAX_COLS, "max_boxes": sokoban::MAX_BOXES},
                 "plan": "LURD: lower case moves, upper case pushes",
+            },
+            PuzzleKind::Twenty48.name(): {
+                "algorithms": AlgorithmChoice::names_for(PuzzleKind::Twenty48),
+                "heuristics": [Heuristic::Auto.name()],
+                "objectives": [wire::SCORE_OBJECTIVE, "reach"],
+                "defaults": {
+                    "algorithm": AlgorithmChoice::Auto.name(),
+                    "resolves_to": AlgorithmChoice::Expectimax.name(),
+                    "objective": wire::SCORE_OBJECTIVE,
+                    "rows": wire::DEFAULT_2048_SIDE,
+                    "cols": wire::DEFAULT_2048_SIDE,
+                },
+                "board": {"min_side": twenty48::MIN_SIDE, "max_side": twenty48::MAX_SIDE, "max_tile": 1u64 << twenty48::MAX_EXPONENT},
+                "moves": Dir::NAMES,
+                "evaluation": if crate::jobs::game::shipped_network().is_some() { "n-tuple network" } else { "hand-written" },
+                "playout": {"max_seed": generate::MAX_SEED},
             }
         },
         "generate": {

@@ -118,26 +118,18 @@ impl From<&Answer<Dir>> for AnswerView {
     }
 }
 
-/// One turn of a record: the move, then the tile that appeared.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct StepView {
-    #[serde(rename = "move")]
-    pub dir: String,
-    /// Row-major index of the cell the tile appeared on.
-    pub cell: usize,
-    /// 2 or 4.
-    pub tile: u64,
-}
-
-/// A whole game: its board's size, its start and its turns.
+/// A whole game, compact enough that a long one fits a request body: its board's size,
+/// its start, its moves (a letter each: `u d l r`) and its spawns (two characters each:
+/// the cell's row-major index in hex, then `2` or `4`), the n-th spawn after the n-th
+/// move.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GameRecordView {
     pub rows: usize,
     pub cols: usize,
     pub start: Vec<u64>,
-    pub steps: Vec<StepView>,
+    pub moves: String,
+    pub spawns: String,
 }
 
 /// Why a record cannot be read as a game: a field that is not one.
@@ -145,22 +137,29 @@ pub struct GameRecordView {
 pub enum RecordError {
     #[error("{0}")]
     Board(#[from] BoardError),
-    #[error("step {step}: unknown move '{name}'; expected one of: {}", Dir::NAMES.join(", "))]
-    Move { step: usize, name: String },
-    #[error("step {step}: a spawned tile is 2 or 4, not {tile}")]
-    Tile { step: usize, tile: u64 },
+    #[error("move {step}: '{letter}' is not one of u, d, l, r")]
+    Move { step: usize, letter: char },
+    #[error("spawn {step}: expected a cell in hex (0-f) and 2 or 4, not '{text}'")]
+    Spawn { step: usize, text: String },
+    #[error("{moves} moves need {moves} spawns, not {spawns}")]
+    Count { moves: usize, spawns: usize },
 }
 
 impl RecordError {
     /// The field at fault, under the record.
-    pub fn field(&self) -> String {
+    pub fn field(&self) -> &'static str {
         match self {
-            RecordError::Board(BoardError::Size { .. }) => "rows".into(),
-            RecordError::Board(_) => "start".into(),
-            RecordError::Move { step, .. } => format!("steps/{}/move", step - 1),
-            RecordError::Tile { step, .. } => format!("steps/{}/tile", step - 1),
+            RecordError::Board(BoardError::Size { .. }) => "rows",
+            RecordError::Board(_) => "start",
+            RecordError::Move { .. } => "moves",
+            RecordError::Spawn { .. } | RecordError::Count { .. } => "spawns",
         }
     }
+}
+
+/// A move's letter: its name's first.
+fn letter(dir: Dir) -> char {
+    dir.name().chars().next().unwrap_or('?')
 }
 
 impl From<&GameRecord> for GameRecordView {
@@ -169,14 +168,11 @@ impl From<&GameRecord> for GameRecordView {
             rows: r.shape.rows(),
             cols: r.shape.cols(),
             start: cells(r.shape, r.start),
-            steps: r
+            moves: r.steps.iter().map(|s| letter(s.dir)).collect(),
+            spawns: r
                 .steps
                 .iter()
-                .map(|s| StepView {
-                    dir: s.dir.name().to_string(),
-                    cell: s.spawn.cell,
-                    tile: 1 << s.spawn.exponent,
-                })
+                .map(|s| format!("{:x}{}", s.spawn.cell, 1 << s.spawn.exponent))
                 .collect(),
         }
     }
@@ -186,28 +182,43 @@ impl GameRecordView {
     pub fn into_record(self) -> Result<GameRecord, RecordError> {
         let shape = Shape::new(self.rows, self.cols)?;
         let start = shape.board(&self.start)?;
-        let steps = self
-            .steps
+        let moves: Vec<char> = self.moves.chars().collect();
+        let spawns: Vec<char> = self.spawns.chars().collect();
+        if spawns.len() != 2 * moves.len() {
+            return Err(RecordError::Count {
+                moves: moves.len(),
+                spawns: spawns.len() / 2,
+            });
+        }
+        let steps = moves
             .iter()
+            .zip(spawns.chunks(2))
             .enumerate()
-            .map(|(i, s)| {
+            .map(|(i, (&m, spawn))| {
                 let step = i + 1;
-                let dir = Dir::parse(&s.dir).ok_or_else(|| RecordError::Move {
-                    step,
-                    name: s.dir.clone(),
-                })?;
-                let exponent = match s.tile {
-                    2 => 1,
-                    4 => 2,
-                    tile => return Err(RecordError::Tile { step, tile }),
+                let dir = Dir::ALL
+                    .iter()
+                    .copied()
+                    .find(|&d| letter(d) == m)
+                    .ok_or(RecordError::Move { step, letter: m })?;
+                let exponent = match spawn[1] {
+                    '2' => 1,
+                    '4' => 2,
+                    _ => 0,
                 };
-                Ok(Step {
-                    dir,
-                    spawn: Spawn {
-                        cell: s.cell,
-                        exponent,
-                    },
-                })
+                match spawn[0].to_digit(16) {
+                    Some(cell) if exponent > 0 => Ok(Step {
+                        dir,
+                        spawn: Spawn {
+                            cell: cell as usize,
+                            exponent,
+                        },
+                    }),
+                    _ => Err(RecordError::Spawn {
+                        step,
+                        text: spawn.iter().collect(),
+                    }),
+                }
             })
             .collect::<Result<_, _>>()?;
         Ok(GameRecord {

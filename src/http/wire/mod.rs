@@ -9,15 +9,15 @@ mod view;
 
 pub use game::{
     AnswerView, GameCheckView, GameRecordView, ObjectiveRequest, PlayedView, PlayoutRequest,
-    PlayoutView, RecordError, SCORE_OBJECTIVE, StepView, check_record,
+    PlayoutView, RecordError, SCORE_OBJECTIVE, check_record,
 };
 pub use generate::{
     DEFAULT_BOXES, DEFAULT_COUNT, DEFAULT_SIDE, FeaturesView, GenerateRequest, GenerationView,
     LevelView, RateRequest, RatingView, random_seed,
 };
 pub use request::{
-    GoalRequest, JobRequest, LimitsRequest, PuzzleRequest, RequestError, SearchNames, parse_goal,
-    parse_goal_text,
+    DEFAULT_2048_SIDE, GoalRequest, JobRequest, LimitsRequest, PuzzleRequest, RequestError,
+    SearchNames, parse_goal, parse_goal_text,
 };
 pub use validate::{
     MAX_VALIDATE_BOARD_SQUARES, StepErrorView, ValidateAnswer, ValidateRequest, ValidateResponse,
