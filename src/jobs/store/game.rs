@@ -337,8 +337,10 @@ mod tests {
             algorithm: GameAlgorithm::Greedy,
             per_move: Limits::default(),
         };
-        let game = playout(&play, Limits::default(), &CancelFlag::new(), &mut |_| {});
+        let mut game = playout(&play, Limits::default(), &CancelFlag::new(), &mut |_| {});
         assert!(game.moves > 10);
+        // Stored to the microsecond.
+        game.elapsed = Duration::from_micros(game.elapsed.as_micros() as u64);
         for outcome in [
             GameOutcome::Move(answer.clone()),
             GameOutcome::Move(over),
