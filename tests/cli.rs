@@ -504,3 +504,53 @@ fn sokoban_bench_prints_a_line_per_level_and_checks_optima() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("1 claimed-optimal solution(s) differ"));
 }
+
+#[test]
+fn play_2048_plays_a_seeded_game_whose_record_replays() {
+    let args = [
+        "play",
+        "2048",
+        "--seed",
+        "4",
+        "--nodes-per-move",
+        "30",
+        "--json",
+    ];
+    let first = puzzled(&args, None);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let game = json(&first);
+    let moves = game["moves"].as_u64().expect("moves") as usize;
+    assert!(moves > 100, "{game}");
+    assert_eq!(game["seed"], 4);
+    let record = &game["record"];
+    assert_eq!(record["moves"].as_str().map(str::len), Some(moves));
+    assert_eq!(record["spawns"].as_str().map(str::len), Some(2 * moves));
+    // The record replays to the score it claims, and the same seed plays it again.
+    let shape = puzzled::games::twenty48::Shape::new(4, 4).expect("4x4");
+    let view: puzzled::http::wire::GameRecordView =
+        serde_json::from_value(record.clone()).expect("a record");
+    let record_in = view.into_record().expect("a game");
+    let played = puzzled::games::twenty48::replay(shape, record_in.start, &record_in.steps)
+        .expect("replays");
+    assert_eq!(Some(played.score), game["score"].as_u64());
+    assert!(played.over);
+    assert_eq!(json(&puzzled(&args, None))["record"], game["record"]);
+
+    let human = puzzled(
+        &["play", "2048", "--seed", "4", "--nodes-per-move", "30"],
+        None,
+    );
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains(&format!("score {}", played.score)), "{text}");
+    for (bad, says) in [
+        (
+            vec!["play", "2048", "--algorithm", "a-star"],
+            "unknown game algorithm",
+        ),
+        (vec!["play", "2048", "--rows", "5"], "outside 2x2 to 4x4"),
+    ] {
+        let out = puzzled(&bad, None);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+}

@@ -1,7 +1,8 @@
 //! The `puzzled` command line, one file a command: `serve` (the service, the default),
 //! `solve` one puzzle, `bench` a suite of instances (`bench_sokoban` for a collection of
-//! levels), `tables` built ahead of time, `generate` new Sokoban levels, `rate` a
-//! collection's difficulty. Here: the commands, the search flags they
+//! levels, `bench_game` for seeded 2048 games), `tables` built ahead of time, `generate`
+//! new Sokoban levels, `rate` a collection's difficulty, `train` 2048's network, `play` a
+//! game of 2048. Here: the commands, the search flags they
 //! share, and [`CliError`] with its exit status.
 //!
 //! ```text
@@ -12,12 +13,15 @@
 //! puzzled bench --suite benches/data/microban155.xsb --objective any --timeout-ms 10000 --jobs 2
 //! puzzled generate --size 8x8 --boxes 3 --count 20 --difficulty hard --seed 7 > levels.xsb
 //! puzzled rate --suite levels.xsb --json
+//! puzzled play 2048 --seed 1 --ms-per-move 50
+//! puzzled bench --game 2048 --games 100 --nodes-per-move 1000 --json
 //! ```
 
 mod bench;
 mod bench_game;
 mod bench_sokoban;
 mod generate;
+mod play;
 mod rate;
 mod serve;
 mod solve;
@@ -39,6 +43,7 @@ use puzzled::puzzles::sokoban::Level;
 
 use self::bench::BenchArgs;
 use self::generate::GenerateArgs;
+use self::play::PlayArgs;
 use self::rate::RateArgs;
 use self::serve::ServeArgs;
 use self::solve::SolveArgs;
@@ -73,6 +78,8 @@ pub enum Command {
     Rate(RateArgs),
     /// Learn a game's evaluation by self-play (2048's n-tuple network).
     Train(TrainArgs),
+    /// Play a seeded game of 2048 to its end, each move searched within a budget.
+    Play(PlayArgs),
 }
 
 /// A flag's help: what it sets, and the names it takes.
@@ -150,6 +157,8 @@ pub enum CliError {
     GameAlgorithm { name: String, expected: String },
     #[error("--size {0}: give the room as WIDTHxHEIGHT, e.g. 8x8")]
     Size(String),
+    #[error("internal error: the game's record did not replay ({0})")]
+    Replay(String),
     #[error("writing the output failed: {0}")]
     Write(std::io::Error),
 }
@@ -234,6 +243,7 @@ pub fn run(command: Command) -> Result<i32, CliError> {
         Command::Generate(args) => generate::run(args),
         Command::Rate(args) => rate::run(args),
         Command::Train(args) => train::run(args),
+        Command::Play(args) => play::run(args),
     }
 }
 
