@@ -6,13 +6,17 @@
 //!
 //! - [`best_first`]: the seed's heap-ordered best-first search over decision and chance
 //!   vertices, grown one vertex at a time.
-//! - [`exact`]: full expansion with memoisation: the game's value, proved.
+//! - [`exact`]: full expansion with memoisation: the game's value, proved, for games
+//!   whose states cannot recur (2048).
+//! - [`iterate`]: value iteration over every reachable state: the game's value to a
+//!   tolerance, for games whose states recur (Pig).
 //! - [`expectimax`]: depth-limited expectimax with a transposition table and a
 //!   probability cut-off, deepened one move at a time.
 
 pub mod best_first;
 pub mod exact;
 pub mod expectimax;
+pub mod iterate;
 
 use std::fmt::Debug;
 use std::hash::Hash;
