@@ -6,17 +6,21 @@
 //   mount(document.querySelector('#solver'), { puzzle: { type: 'sokoban', level: '…' } });
 //   const { result } = await generate({ width: 8, height: 8, boxes: 3, difficulty: 'hard' });
 //   result.levels[0].level;   // XSB, with .plan, .pushes, .optimal, .score, .label
+//   const { move, move_values } = await hint2048([2, 4, 0, 0, …16 tiles…]);
+//   mount2048(document.querySelector('#game'));   // a board to play, with hint and auto-play
 //
 // From another origin, the service must list that origin in `--cors-origin`.
 
-import { createClient, generateRequest, jobRequest } from './assets/client.js';
+import { createClient, generateRequest, isTerminal as isTerminalStatus, jobRequest } from './assets/client.js';
 import { createRunView } from './assets/view.js';
+import { createTwenty48 } from './assets/twenty48.js';
 
 export { createClient, generateRequest, jobRequest, ProblemError, isTerminal } from './assets/client.js';
 export { createRunView, describeOutcome } from './assets/view.js';
 export { createPlayer } from './assets/player.js';
 export { createBoard } from './assets/board.js';
 export { model, slidingGoal, slidingSolvable, shuffledSliding, slideTile } from './assets/puzzles.js';
+export { createTwenty48, legalMoves, newGame, slide, spawn } from './assets/twenty48.js';
 
 /**
  * Solves `puzzle` (`{type: 'sliding', tiles, cols?, goal?}` or `{type: 'sokoban', level}`)
@@ -43,6 +47,21 @@ export function solve(puzzle, options = {}) {
  */
 export function generate(options = {}) {
   return createClient(options.baseUrl, { apiKey: options.apiKey }).run(generateRequest(options), options);
+}
+
+/**
+ * The engine's answer for a 2048 position (`cells`, tile values row by row, 0 for
+ * empty): `{move, value, move_values, depth, exact, …}`, `move` null when the game is
+ * over. Options: `rows`, `cols` (4), `algorithm` (`expectimax`, `best-first`, `exact`,
+ * `greedy`), `objective` (`'score'` or `{reach: 2048}`), `limits` (e.g. `{timeout_ms:
+ * 100}`), and `baseUrl`, `apiKey`.
+ */
+export async function hint2048(cells, options = {}) {
+  const { rows = 4, cols = 4 } = options;
+  const client = createClient(options.baseUrl, { apiKey: options.apiKey });
+  let job = await client.solveNow(jobRequest({ type: '2048', rows, cols, cells }, options));
+  if (!isTerminalStatus(job.status)) job = await client.follow(job.id, options);
+  return job.result;
 }
 
 // The widget's look comes with it, once per document.
@@ -110,4 +129,16 @@ export function mount(element, { puzzle, autoSolve = false, ...options } = {}) {
   cancelButton.addEventListener('click', () => controller?.abort());
   if (autoSolve) run().catch(() => {});
   return { solve: run, cancel: () => controller?.abort(), view };
+}
+
+/**
+ * Renders a 2048 board into `element`, to play with the arrow keys or buttons, with a
+ * Hint (the engine's move and every move's value) and Auto-play (the engine plays).
+ * Options: `rows`, `cols`, `algorithm`, `msPerMove` (each hint's time, 100), `baseUrl`,
+ * `apiKey`. Returns `{hint(), play(dir), autoPlay(), stop(), newGame(), state()}`.
+ */
+export function mount2048(element, options = {}) {
+  linkStyleSheet();
+  const client = createClient(options.baseUrl, { apiKey: options.apiKey });
+  return createTwenty48(element, { ...options, client });
 }

@@ -36,13 +36,14 @@ macro_rules! asset {
 
 static PAGE: Asset = asset!("index.html", "index.html", HTML);
 static EMBED: Asset = asset!("embed.js", "embed.js", JAVASCRIPT);
-static ASSETS: [Asset; 10] = [
+static ASSETS: [Asset; 11] = [
     asset!("app.js", "assets/app.js", JAVASCRIPT),
     asset!("board.js", "assets/board.js", JAVASCRIPT),
     asset!("client.js", "assets/client.js", JAVASCRIPT),
     asset!("player.js", "assets/player.js", JAVASCRIPT),
     asset!("puzzles.js", "assets/puzzles.js", JAVASCRIPT),
     asset!("samples.js", "assets/samples.js", JAVASCRIPT),
+    asset!("twenty48.js", "assets/twenty48.js", JAVASCRIPT),
     asset!("view.js", "assets/view.js", JAVASCRIPT),
     asset!("player.css", "assets/player.css", CSS),
     asset!("style.css", "assets/style.css", CSS),

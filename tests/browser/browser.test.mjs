@@ -298,6 +298,65 @@ describe('the page and embed.js in Chromium', () => {
     assert.equal(again.trimEnd(), level.trimEnd());
   });
 
+  test('the 2048 board is played by hand, hinted and auto-played by the engine', SLOW, async (t) => {
+    // The bad board at the end is refused: the browser logs its 422.
+    const page = await openPage(t, { expected: /422/ });
+    const cells = () => page.$$eval('#twenty48 .pz-2048-cell', (nodes) => nodes.map((n) => Number(n.dataset.value)));
+    const start = await cells();
+    assert.equal(start.length, 16);
+    assert.equal(start.filter((v) => v > 0).length, 2);
+    // A legal move by key: the board changes and a tile appears.
+    const legal = await page.evaluate(async (board) => {
+      const { legalMoves } = await import('/embed.js');
+      return legalMoves(board, 4, 4);
+    }, start);
+    assert.ok(legal.length > 0);
+    const keys = { up: 'ArrowUp', down: 'ArrowDown', left: 'ArrowLeft', right: 'ArrowRight' };
+    await page.focus('#twenty48 .pz-2048');
+    await page.keyboard.press(keys[legal[0]]);
+    await page.waitForFunction(() => /1 moves/.test(document.querySelector('#twenty48 .pz-2048-info').textContent));
+    assert.equal((await cells()).filter((v) => v > 0).length >= 2, true);
+
+    // Hint: the engine's move and a value for every legal move.
+    await page.click('#twenty48 .pz-2048-hint');
+    await page.waitForFunction(() => document.querySelector('#twenty48 .pz-2048-advice').dataset.move, null, SLOW);
+    const advice = await page.textContent('#twenty48 .pz-2048-advice');
+    assert.match(advice, /^Best: (up|down|left|right) \((expectimax|best-first), depth \d+\)/);
+    const hinted = await page.getAttribute('#twenty48 .pz-2048-advice', 'data-move');
+    const board = await cells();
+    const legalNow = await page.evaluate(async (board) => (await import('/embed.js')).legalMoves(board, 4, 4), board);
+    assert.ok(legalNow.includes(hinted), `${hinted} is not legal on ${board}`);
+    for (const dir of legalNow) assert.ok(advice.includes(` ${dir} `), advice);
+
+    // Auto-play: the engine makes moves until stopped.
+    await page.click('#twenty48 .pz-2048-auto');
+    await page.waitForFunction(() => {
+      const moves = Number(document.querySelector('#twenty48 .pz-2048-info').textContent.match(/(\d+) moves/)[1]);
+      return moves >= 6;
+    }, null, SLOW);
+    await page.click('#twenty48 .pz-2048-auto');
+    assert.equal(await page.textContent('#twenty48 .pz-2048-auto'), 'Auto-play');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'twenty48.png'), fullPage: true });
+
+    // embed.js's hint2048 answers a position, and a bad board is refused naming the cell.
+    const answer = await page.evaluate(async () => {
+      const { hint2048 } = await import('/embed.js');
+      return hint2048([2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4], { limits: { timeout_ms: 50 } });
+    });
+    assert.ok(['up', 'down', 'left', 'right'].includes(answer.move));
+    assert.ok(Object.keys(answer.move_values).length >= 3);
+    const refused = await page.evaluate(async () => {
+      const { hint2048 } = await import('/embed.js');
+      try {
+        await hint2048([2, 3, 0, 0], { rows: 2, cols: 2 });
+        return null;
+      } catch (error) {
+        return { name: error.name, status: error.problem?.status, pointer: error.problem?.pointer };
+      }
+    });
+    assert.deepEqual(refused, { name: 'ProblemError', status: 422, pointer: '/puzzle/cells/1' });
+  });
+
   test('another site embeds the widget and solves through CORS', SLOW, async (t) => {
     const page = await browser.newPage();
     t.after(() => page.close());

@@ -5,6 +5,7 @@ import {
   createBoard,
   createClient,
   createRunView,
+  createTwenty48,
   generateRequest,
   isTerminal,
   jobRequest,
@@ -22,6 +23,7 @@ const API_KEY_ITEM = 'puzzled-api-key';
 $('#api-key').value = sessionStorage.getItem(API_KEY_ITEM) || '';
 const client = createClient(location.origin, { apiKey: () => $('#api-key').value.trim() });
 const view = createRunView($('#run'));
+createTwenty48($('#twenty48'), { client });
 const form = $('#job-form');
 let capabilities = null;
 let controller = null;
@@ -325,6 +327,11 @@ function summary(job) {
     return `Generate ${made.width}×${made.height}, ${made.boxes} boxes: ${job.status}` + (count === undefined ? '' : `, ${count} of ${made.count} levels`);
   }
   const puzzle = job.request.puzzle;
+  if (puzzle.type === '2048') {
+    const played = job.result?.playout;
+    if (played) return `2048 game: ${job.status}, score ${played.score}, largest tile ${played.max_tile}`;
+    return `2048 ${puzzle.rows}×${puzzle.cols}: ${job.status}` + (job.result?.move ? `, move ${job.result.move}` : '');
+  }
   const what =
     puzzle.type === 'sliding'
       ? `${puzzle.tiles.length / puzzle.cols}×${puzzle.cols} sliding`
@@ -339,10 +346,14 @@ async function refreshRecent() {
     $('#recent').replaceChildren(
       ...jobs.map((job) => {
         const item = document.createElement('li');
-        const open = document.createElement('button');
-        open.type = 'button';
-        open.className = 'recent-job';
-        open.dataset.id = job.id;
+        // 2048 answers are shown on their board; the editors open puzzles and levels.
+        const game = job.request.puzzle?.type === '2048';
+        const open = document.createElement(game ? 'span' : 'button');
+        if (!game) {
+          open.type = 'button';
+          open.className = 'recent-job';
+          open.dataset.id = job.id;
+        }
         open.textContent = summary(job);
         const time = document.createElement('time');
         time.dateTime = job.created_at;

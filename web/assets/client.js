@@ -150,6 +150,13 @@ export function createClient(baseUrl = new URL('..', import.meta.url).href, { ap
       }
     },
 
+    /**
+     * Submits `request` and waits for its end on the service (`/v1/solve`, up to
+     * `waitMs`): the finished job, or the running one when it takes longer.
+     */
+    solveNow: (request, { waitMs = 10_000 } = {}) =>
+      call('POST', `/v1/solve?wait_ms=${waitMs}`, { body: request }),
+
     /** The difficulty of a Sokoban `level` (XSB): score, label, features and a plan. */
     rate: (level, plan) => call('POST', '/v1/rate', { body: plan ? { level, plan } : { level } }),
 
