@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::mem::size_of;
+use std::time::{Duration, Instant};
 
 use super::{Answer, Choice, Game, GameReport, better, greedy};
 use crate::search::{Budget, Stop};
@@ -98,7 +99,9 @@ fn entry_bytes<S>() -> u64 {
 
 /// Expectimax from `root`, one move deeper each iteration from the greedy answer up,
 /// until the budget stops it, an iteration is exact, or `max_depth` is done. Each
-/// completed iteration's answer goes to `on_answer`.
+/// completed iteration's answer goes to `on_answer`. Under a deadline, an iteration that
+/// would not finish in time (judged by how fast the last ones grew) is not begun: its
+/// work would be thrown away.
 pub fn search<G: Game>(
     game: &G,
     root: &G::State,
@@ -126,7 +129,9 @@ pub fn search<G: Game>(
     };
     let mut moves = Vec::new();
     game.moves(root, &mut moves);
+    let mut last: Option<Duration> = None;
     for depth in 1..=max_depth {
+        let began = Instant::now();
         search.estimated = false;
         let mut values = Vec::with_capacity(moves.len());
         for &(m, reward, after) in &moves {
@@ -146,7 +151,20 @@ pub fn search<G: Game>(
         if exact {
             break;
         }
+        let took = began.elapsed();
+        let growth = last.map_or(MIN_GROWTH, |before| {
+            (took.as_secs_f64() / before.as_secs_f64().max(1e-9)).clamp(MIN_GROWTH, MAX_GROWTH)
+        });
+        if let Err(stop) = budget.check_time_for(took.mul_f64(growth)) {
+            report.stop = Some(stop);
+            break;
+        }
+        last = Some(took);
     }
     report.stats = budget.finish();
     report
 }
+
+/// Bounds on how much longer an iteration is taken to be than the one before.
+const MIN_GROWTH: f64 = 2.0;
+const MAX_GROWTH: f64 = 16.0;
