@@ -239,10 +239,8 @@ impl ProgressSink for CancelOnFirstReport {
     }
 }
 
-/// A search job hears nothing of generators.
-impl puzzled::jobs::run::JobSink for CancelOnFirstReport {
-    fn generation(&self, _: &puzzled::puzzles::sokoban::generate::GenProgress) {}
-}
+/// A search job hears nothing of generators or games.
+impl puzzled::jobs::run::JobSink for CancelOnFirstReport {}
 
 #[test]
 fn cancelling_a_running_job_stops_it_promptly_with_statistics() {

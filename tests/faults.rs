@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{Db, Server, TestStore, client, conforming, get, post};
-use puzzled::http::wire::ValidateRequest;
+use puzzled::http::wire::{ValidateAnswer, ValidateRequest};
 use serde_json::{Value, json};
 use sqlx::{AnyPool, Connection, Executor, Row};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -342,7 +342,9 @@ async fn every_accepted_job_ends_once_whatever_is_killed_when(db: Db) {
         let request: ValidateRequest =
             serde_json::from_value(json!({"puzzle": bodies[*i].1["puzzle"], "plan": plan}))
                 .expect("a validate request");
-        let replay = request.check().expect("the puzzle parses");
+        let ValidateAnswer::Plan(replay) = request.check().expect("the puzzle parses") else {
+            panic!("a plan's verdict");
+        };
         assert!(
             replay.legal && replay.solved,
             "seed {seed}: job {id}'s plan {plan}"

@@ -57,10 +57,11 @@ pub struct JobReport {
     pub game: Option<GameOutcome>,
 }
 
-/// Hears a job's progress: a search's, a generator's or a game's.
+/// Hears a job's progress: a search's, a generator's or a game's. A sink that follows
+/// searches only need not hear the others.
 pub trait JobSink: ProgressSink {
-    fn generation(&self, progress: &GenProgress);
-    fn game(&self, progress: &GameProgress);
+    fn generation(&self, _progress: &GenProgress) {}
+    fn game(&self, _progress: &GameProgress) {}
 }
 
 /// How a job reports progress while it runs.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use puzzled::http::Caps;
 use puzzled::http::routes::capped;
-use puzzled::http::wire::{JobRequest, ValidateRequest, parse_goal};
+use puzzled::http::wire::{JobRequest, ValidateAnswer, ValidateRequest, parse_goal};
 use puzzled::jobs::PuzzleSpec;
 use puzzled::puzzles::sliding::{self, GoalSpec, SlidingPuzzle};
 use puzzled::puzzles::sokoban::{self, Level, Snapshots, read_collection};
@@ -182,7 +182,12 @@ pub fn fuzz_caps() -> Caps {
 pub fn job_request(data: &[u8]) -> String {
     if let Ok(request) = serde_json::from_slice::<ValidateRequest>(data) {
         match request.check() {
-            Ok(response) => assert_eq!(response.legal, response.error.is_none()),
+            Ok(ValidateAnswer::Plan(response)) => {
+                assert_eq!(response.legal, response.error.is_none())
+            }
+            Ok(ValidateAnswer::Game(response)) => {
+                assert_eq!(response.legal, response.error.is_none())
+            }
             Err(error) => assert!(!error.to_string().is_empty()),
         }
     }

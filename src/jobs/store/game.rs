@@ -316,8 +316,8 @@ mod tests {
         }
         let answer = Answer {
             best: Some(Dir::Left),
-            value: 1234.567_891_234_5,
-            move_values: vec![(Dir::Up, 0.1 + 0.2), (Dir::Left, 1234.567_891_234_5)],
+            value: 1_234.567_891_234_5,
+            move_values: vec![(Dir::Up, 0.1 + 0.2), (Dir::Left, 1_234.567_891_234_5)],
             depth: 3,
             exact: false,
         };
