@@ -291,7 +291,7 @@ fn bench_matrix(
 ) -> Result<i32, CliError> {
     let algorithms = AlgorithmChoice::ALL
         .iter()
-        .filter(|&&a| a != AlgorithmChoice::Auto);
+        .filter(|&&a| a != AlgorithmChoice::Auto && a.runs_on(PuzzleKind::Sliding));
     let heuristics: Vec<&str> = Heuristic::ALL
         .iter()
         .filter(|h| h.puzzle() == Some(PuzzleKind::Sliding))

@@ -95,7 +95,7 @@ export function createTwenty48(element, { client, rows = 4, cols = 4, algorithm,
   root.setAttribute('aria-label', '2048 board: arrow keys move the tiles');
   const grid = document.createElement('div');
   grid.className = 'pz-2048-grid';
-  grid.style.gridTemplateColumns = `repeat(${cols}, 1fr)`;
+  grid.style.gridTemplateColumns = `repeat(${cols}, minmax(0, 1fr))`;
   const info = document.createElement('p');
   info.className = 'pz-2048-info';
   info.setAttribute('aria-live', 'polite');
