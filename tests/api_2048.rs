@@ -6,9 +6,8 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use common::{Db, Server, client, get, post};
+use common::{Db, Server, finished, post};
 use serde_json::{Value, json};
 
 /// A mid-game 4×4 position with every move legal.
@@ -20,16 +19,6 @@ fn position(cells: &[u64], rest: Value) -> Value {
         request[key] = value.clone();
     }
     request
-}
-
-async fn finished(server: &Server, id: &str) -> Value {
-    let (status, job) = get(server, &format!("/v1/jobs/{id}?wait=60")).await;
-    assert_eq!(status, 200);
-    assert!(
-        !matches!(job["status"].as_str(), Some("queued" | "running")),
-        "{job}"
-    );
-    job
 }
 
 /// The answer's move is the best of its move values, and its value is that move's.
@@ -103,19 +92,7 @@ async fn an_anytime_job_streams_its_answer_and_keeps_it_when_cancelled(db: Db) {
     let id = job["id"].as_str().expect("id").to_string();
     let (_stream, seen) = common::stream_until(&server, &id, "\"move_values\"").await;
     assert!(seen.contains("\"move\""), "{seen}");
-    let asked = std::time::Instant::now();
-    let response = client()
-        .post(server.url(&format!("/v1/jobs/{id}/cancel")))
-        .send()
-        .await
-        .expect("cancel");
-    assert!(response.status().is_success());
-    let done = finished(&server, &id).await;
-    assert!(
-        asked.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        asked.elapsed()
-    );
+    let done = common::cancel_promptly(&server, &id).await;
     assert_eq!(done["status"], "cancelled");
     assert_consistent(&done["result"]);
     assert_eq!(done["result"]["exact"], false);

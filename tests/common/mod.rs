@@ -292,6 +292,36 @@ pub async fn stream_until_progress(server: &Server, id: &str) -> (reqwest::Respo
     stream_until(server, id, "event: progress").await
 }
 
+/// The finished job `id`, long-polled for up to a minute.
+pub async fn finished(server: &Server, id: &str) -> Value {
+    let (status, job) = get(server, &format!("/v1/jobs/{id}?wait=60")).await;
+    assert_eq!(status, 200);
+    assert!(
+        !matches!(job["status"].as_str(), Some("queued" | "running")),
+        "{job}"
+    );
+    job
+}
+
+/// Cancels running job `id` and waits for its end, which must come within two seconds
+/// of the request; the job as it ended.
+pub async fn cancel_promptly(server: &Server, id: &str) -> Value {
+    let asked = std::time::Instant::now();
+    let response = client()
+        .post(server.url(&format!("/v1/jobs/{id}/cancel")))
+        .send()
+        .await
+        .expect("cancel");
+    assert!(response.status().is_success());
+    let done = finished(server, id).await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        asked.elapsed()
+    );
+    done
+}
+
 /// Opens job `id`'s event stream and reads it until it has said `needle`.
 pub async fn stream_until(server: &Server, id: &str, needle: &str) -> (reqwest::Response, String) {
     let mut stream = client()
