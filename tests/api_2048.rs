@@ -245,6 +245,10 @@ async fn bad_2048_requests_are_refused_naming_the_field(db: Db) {
         (json!({"game": record("uu", "22")}), "/game/spawns"),
         (json!({"game": short}), "/game/start"),
         (json!({"game": record("u", "22"), "plan": "u"}), ""),
+        (
+            json!({"puzzle": {"type": "2048", "cells": BOARD}, "plan": "u"}),
+            "/plan",
+        ),
     ];
     for (body, pointer) in checks {
         let (status, problem, _) = post(&server, "/v1/validate", body.clone()).await;

@@ -90,19 +90,12 @@ fn check_plan(
         reason: e.reason,
     };
     let puzzle = puzzle.into_puzzle()?;
-    if let GivenPuzzle::Twenty48(..) = puzzle {
-        // A game is checked by its record: moves and spawns.
-        return Err(RequestError::NotFor {
-            field: "plan",
-            kind: crate::jobs::PuzzleKind::Twenty48,
-        });
-    }
+    let squares = match &puzzle {
+        GivenPuzzle::Sliding(puzzle) => puzzle.geometry().cells(),
+        GivenPuzzle::Sokoban(level) => level.rows() * (level.cols() + 1),
+        GivenPuzzle::Twenty48(..) => return Err(game_has_no_plan()),
+    };
     if include_boards {
-        let squares = match &puzzle {
-            GivenPuzzle::Sliding(puzzle) => puzzle.geometry().cells(),
-            GivenPuzzle::Sokoban(level) => level.rows() * (level.cols() + 1),
-            GivenPuzzle::Twenty48(shape, _) => shape.cells(),
-        };
         // A board per step: a long plan on a large level would make an answer of
         // hundreds of megabytes from a body of a few kilobytes.
         let steps = plan.chars().count() as u64;
@@ -146,6 +139,11 @@ fn check_plan(
                     .then(|| replay.boards.into_iter().map(BoardView::Xsb).collect()),
             }
         }
-        GivenPuzzle::Twenty48(..) => unreachable!("refused above"),
+        GivenPuzzle::Twenty48(..) => return Err(game_has_no_plan()),
     })
+}
+
+/// A game is checked by its record (moves and spawns), not by a plan.
+fn game_has_no_plan() -> RequestError {
+    RequestError::NotForGame { field: "plan" }
 }
