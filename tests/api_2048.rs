@@ -73,6 +73,21 @@ async fn a_position_gets_its_best_move_and_every_moves_value(db: Db) {
     let other = again["result"]["value"].as_f64().expect("a value");
     assert!((other - chance).abs() <= 1e-9 * chance, "{other} {chance}");
 
+    // Exact solving cannot finish a 4×4 game: it stops, saying why, with an answer.
+    let (_, job, _) = post(
+        &server,
+        "/v1/solve",
+        position(&BOARD, json!({"algorithm": "exact"})),
+    )
+    .await;
+    assert_eq!(
+        (job["status"].as_str(), job["reason"].as_str()),
+        (Some("exhausted"), Some("memory_limit")),
+        "{job}"
+    );
+    assert_eq!(job["result"]["exact"], false);
+    assert_consistent(&job["result"]);
+
     // A full board without merges: the game is over, and there is no move.
     let over = json!({"puzzle": {"type": "2048", "rows": 2, "cols": 2, "cells": [2, 4, 4, 2]}});
     let (_, job, _) = post(&server, "/v1/solve", over).await;

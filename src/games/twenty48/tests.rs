@@ -460,3 +460,34 @@ mod learning {
         );
     }
 }
+
+#[test]
+fn exact_solving_a_4x4_board_stops_at_its_deepest_line_without_overflowing_the_stack() {
+    // A worker thread's stack: the search must stop before it runs out.
+    let stopped = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let s = shape(4, 4);
+            let game = Twenty48 {
+                shape: s,
+                objective: Objective::Score,
+                evaluator: Heuristic,
+            };
+            let board = s
+                .board(&[2, 4, 8, 16, 0, 2, 0, 4, 0, 0, 2, 0, 0, 0, 0, 2])
+                .expect("a board");
+            let report = exact::solve(&game, &board, &mut Budget::unlimited());
+            (
+                report.stop,
+                report.answer.best.is_some(),
+                report.answer.exact,
+            )
+        })
+        .expect("a thread")
+        .join()
+        .expect("no overflow");
+    assert_eq!(
+        stopped,
+        (Some(crate::search::Stop::MemoryLimit), true, false)
+    );
+}

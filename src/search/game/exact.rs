@@ -1,13 +1,20 @@
 //! Exact values by full expansion with memoisation: every decision and chance state
 //! valued once. For games whose states cannot recur (2048: every move adds a tile's
 //! worth to the board), and boards small enough to enumerate. Stopped by the budget, it
-//! answers greedily, not exactly.
+//! answers greedily, not exactly. It recurses a frame a move: a line longer than
+//! [`MAX_PLY`] moves stops it as a memory limit (the thread's stack), where a 4×4 game's
+//! thousands of moves would overflow it.
 
 use std::collections::HashMap;
 use std::mem::size_of;
 
 use super::{Answer, Choice, Game, GameReport, better, greedy};
 use crate::search::{Budget, Stop};
+
+/// The deepest line the search follows: a few hundred bytes of stack a move, well inside
+/// a worker thread's 2 MiB, in debug builds too. Boards exact solving can finish (2×2,
+/// 2×3) end far sooner.
+pub const MAX_PLY: u32 = 1_000;
 
 /// Bytes a memoised value takes, the map's own overhead included (roughly).
 fn entry_bytes<S>() -> u64 {
@@ -35,6 +42,9 @@ impl<G: Game> Exact<'_, G> {
             return Ok(v);
         }
         self.deepest = self.deepest.max(ply);
+        if ply > MAX_PLY {
+            return Err(Stop::MemoryLimit);
+        }
         budget.expand()?;
         let mut moves = self.move_bufs.pop().unwrap_or_default();
         moves.clear();
