@@ -22,13 +22,19 @@ use std::mem::size_of;
 use super::{Answer, Game, GameReport, Side};
 use crate::search::{Budget, Stop};
 
-/// The preference functions' coefficients (the seed's: 1 and 1.5), and how many chance
-/// vertices are taken per decision vertex (the seed found 1:1 best).
+/// The preference functions' coefficients (the seed's: 1 and 1.5), how many chance
+/// vertices are taken per decision vertex (the seed found 1:1 best), and the risk
+/// weighting of chance backups.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Preferences {
     pub decision_weight: f64,
     pub chance_weight: f64,
     pub chance_per_decision: u32,
+    /// 0: a chance vertex is worth the expectation of its outcomes (the game's value).
+    /// Up to 1: the seed's pessimistic "risk function", `(1 − risk)·mean + risk·worst`,
+    /// the worst outcome for the side that moved into the chance; values are then no
+    /// longer the game's, and never exact.
+    pub risk: f64,
 }
 
 impl Default for Preferences {
@@ -37,6 +43,7 @@ impl Default for Preferences {
             decision_weight: 1.0,
             chance_weight: 1.5,
             chance_per_decision: 1,
+            risk: 0.0,
         }
     }
 }
@@ -213,9 +220,20 @@ impl<G: Game> Tree<'_, G> {
                 let children = v.first_child as usize..(v.first_child + v.children) as usize;
                 let solved = children.clone().all(|c| self.vertices[c].solved);
                 let value = if v.chance {
-                    children
+                    let mean = children
+                        .clone()
                         .map(|c| self.vertices[c].prob * self.vertices[c].value)
-                        .sum()
+                        .sum::<f64>();
+                    if self.prefs.risk > 0.0 {
+                        let outcomes = children.map(|c| self.vertices[c].value);
+                        let worst = match self.game.side(&self.vertices[v.parent as usize].state) {
+                            Side::Max => outcomes.fold(f64::INFINITY, f64::min),
+                            Side::Min => outcomes.fold(f64::NEG_INFINITY, f64::max),
+                        };
+                        (1.0 - self.prefs.risk) * mean + self.prefs.risk * worst
+                    } else {
+                        mean
+                    }
                 } else {
                     let values = children.map(|c| self.vertices[c].reward + self.vertices[c].value);
                     match self.game.side(&v.state) {
@@ -304,7 +322,7 @@ impl<G: Game> Tree<'_, G> {
             self.root_side,
             values,
             depth,
-            root.solved,
+            root.solved && self.prefs.risk == 0.0,
             self.game.final_value(&root.state),
         )
     }

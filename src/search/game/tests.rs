@@ -93,3 +93,30 @@ fn max_min_and_expectation_back_up_as_they_should() {
     );
     assert!(!shallow.answer.exact);
 }
+
+#[test]
+fn the_risk_weighting_values_a_gamble_between_its_mean_and_its_worst_outcome() {
+    let grown = |risk| {
+        let prefs = best_first::Preferences {
+            risk,
+            ..best_first::Preferences::default()
+        };
+        best_first::search(
+            &Toy,
+            &S::Root,
+            prefs,
+            &mut Budget::unlimited(),
+            1024,
+            &mut |_| {},
+        )
+        .answer
+    };
+    let neutral = grown(0.0);
+    assert_eq!(neutral.move_values, vec![("safe", 4.0), ("gamble", 3.5)]);
+    assert!(neutral.exact);
+    // Max moved into the coin: its worst outcome is the 0.
+    let half = grown(0.5);
+    assert_eq!(half.move_values, vec![("safe", 4.0), ("gamble", 1.75)]);
+    assert!(!half.exact);
+    assert_eq!(grown(1.0).move_values, vec![("safe", 4.0), ("gamble", 0.0)]);
+}
