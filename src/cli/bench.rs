@@ -39,8 +39,11 @@ pub struct BenchArgs {
     pub nodes_per_move: Option<u64>,
     /// Evaluate with this network (from `puzzled train`) instead of the shipped one
     /// (with --game)
-    #[arg(long, requires = "game")]
+    #[arg(long, requires = "game", conflicts_with = "hand_written")]
     pub network: Option<std::path::PathBuf>,
+    /// Evaluate with the hand-written estimate instead of a network (with --game)
+    #[arg(long, requires = "game")]
+    pub hand_written: bool,
     /// Sokoban: a file of `level pushes` lines with proved optima to check against
     /// (default: the suite's path with `.optima` when that file exists)
     #[arg(long)]

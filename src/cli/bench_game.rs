@@ -27,6 +27,7 @@ pub fn run(args: &BenchArgs) -> Result<i32, CliError> {
         max_memory_bytes: None,
     };
     let estimate = match &args.network {
+        None if args.hand_written => Estimate::hand_written(),
         None => Estimate::shipped(),
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|error| CliError::Read {

@@ -53,6 +53,11 @@ impl Estimate {
     pub fn network(network: &'static Network) -> Estimate {
         Estimate(Some(network))
     }
+
+    /// The hand-written estimate alone.
+    pub fn hand_written() -> Estimate {
+        Estimate(None)
+    }
 }
 
 impl Evaluator for Estimate {
