@@ -9,7 +9,7 @@ use super::RequestError;
 use super::random_seed;
 use crate::games::twenty48::game::Objective;
 use crate::games::twenty48::{
-    Board, BoardError, Dir, GameRecord, MAX_EXPONENT, Played, Shape, Spawn, Step, replay,
+    BoardError, Dir, GameRecord, MAX_EXPONENT, Played, Shape, Spawn, Step, replay,
 };
 use crate::jobs::game::{GameOutcome, GameProgress, PlayedSoFar, Playout};
 use crate::puzzles::sokoban::generate::MAX_SEED;
@@ -71,9 +71,9 @@ pub struct PlayoutRequest {
 }
 
 impl PlayoutRequest {
-    /// The seed, drawn when absent; an error when it is over [`MAX_SEED`] or no move
-    /// budget is given.
-    pub fn seed(&self) -> Result<u64, RequestError> {
+    /// The seed to play, drawn when absent, once the request is checked: an error when
+    /// the seed is over [`MAX_SEED`] or no move budget is given.
+    pub fn checked_seed(&self) -> Result<u64, RequestError> {
         if self.ms_per_move.is_none() && self.nodes_per_move.is_none() {
             return Err(RequestError::NoMoveBudget);
         }
@@ -83,11 +83,6 @@ impl PlayoutRequest {
             None => Ok(random_seed()),
         }
     }
-}
-
-/// A board's tiles, row by row, 0 for empty.
-pub fn cells(shape: Shape, board: Board) -> Vec<u64> {
-    shape.values(board)
 }
 
 /// A move's answer: the best move, the position's value and each legal move's.
@@ -167,7 +162,7 @@ impl From<&GameRecord> for GameRecordView {
         GameRecordView {
             rows: r.shape.rows(),
             cols: r.shape.cols(),
-            start: cells(r.shape, r.start),
+            start: r.shape.values(r.start),
             moves: r.steps.iter().map(|s| letter(s.dir)).collect(),
             spawns: r
                 .steps

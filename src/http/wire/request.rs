@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::GenerateRequest;
-use super::game::{ObjectiveRequest, PlayoutRequest, RecordError, cells};
+use super::game::{ObjectiveRequest, PlayoutRequest, RecordError};
 use crate::games::twenty48::{self, Board, Shape};
 use crate::jobs::game::{GameSpec, GameTask};
 use crate::jobs::{
@@ -338,7 +338,7 @@ fn game_spec(
     let objective = ObjectiveRequest::game(request.objective.as_ref())?;
     let task = match (&request.playout, board) {
         (Some(playout), start) => GameTask::Playout {
-            seed: playout.seed()?,
+            seed: playout.checked_seed()?,
             start,
             per_move: JobLimits {
                 max_nodes: playout.nodes_per_move,
@@ -497,7 +497,7 @@ impl JobRequest {
                         goal: None,
                         level: None,
                         rows: Some(game.shape.rows()),
-                        cells: board.map(|b| cells(game.shape, b)),
+                        cells: board.map(|b| game.shape.values(b)),
                     }),
                     generate: None,
                     algorithm: Some(spec.algorithm.name().to_string()),
