@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::mem::size_of;
 
-use super::{Answer, Choice, Game, GameReport, better, greedy};
+use super::{Answer, Choice, Game, GameReport, better, expand_moves, greedy};
 use crate::search::{Budget, Stop};
 
 /// The deepest line the search follows: a few hundred bytes of stack a move, well inside
@@ -46,10 +46,7 @@ impl<G: Game> Exact<'_, G> {
             return Err(Stop::MemoryLimit);
         }
         budget.expand()?;
-        let mut moves = self.move_bufs.pop().unwrap_or_default();
-        moves.clear();
-        self.game.moves(s, &mut moves);
-        budget.generated(moves.len());
+        let moves = expand_moves(self.game, &mut self.move_bufs, s, budget);
         let side = self.game.side(s);
         let best = moves.iter().try_fold(None, |best, &(_, reward, after)| {
             Ok(better(

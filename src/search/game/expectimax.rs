@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::mem::size_of;
 use std::time::{Duration, Instant};
 
-use super::{Answer, Choice, Game, GameReport, better, greedy};
+use super::{Answer, Choice, Game, GameReport, better, expand_moves, greedy};
 use crate::search::{Budget, Stop};
 
 /// Chance lines less likely than this are estimated, not searched.
@@ -38,10 +38,7 @@ impl<G: Game> Expectimax<'_, G> {
         budget: &mut Budget,
     ) -> Result<f64, Stop> {
         budget.expand()?;
-        let mut moves = self.move_bufs.pop().unwrap_or_default();
-        moves.clear();
-        self.game.moves(s, &mut moves);
-        budget.generated(moves.len());
+        let moves = expand_moves(self.game, &mut self.move_bufs, s, budget);
         let side = self.game.side(s);
         let best = moves.iter().try_fold(None, |best, &(_, reward, after)| {
             let v = if depth == 0 {

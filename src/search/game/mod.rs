@@ -76,6 +76,21 @@ pub struct GameReport<M> {
     pub stats: Stats,
 }
 
+/// The moves at `s`, into a buffer taken from `bufs` (to be given back), counted as
+/// generated: how the recursive searches expand a decision state without allocating.
+fn expand_moves<G: Game>(
+    game: &G,
+    bufs: &mut Vec<Vec<Choice<G>>>,
+    s: &G::State,
+    budget: &mut Budget,
+) -> Vec<Choice<G>> {
+    let mut moves = bufs.pop().unwrap_or_default();
+    moves.clear();
+    game.moves(s, &mut moves);
+    budget.generated(moves.len());
+    moves
+}
+
 /// The better of `best` so far and `value` for `side`.
 fn better(side: Side, best: Option<f64>, value: f64) -> Option<f64> {
     Some(match (best, side) {
