@@ -25,9 +25,8 @@ pub struct Board {
     distance: Vec<u16>,
     /// Squares from which no goal can be reached: a box there is lost.
     dead: Vec<bool>,
-    /// Per goal (as numbered in `goals`), its packing layer: 0 for goals that a player
-    /// standing outside can empty first when every goal holds a box, 1 for those freed
-    /// next, and so on. Deeper goals should be filled first.
+    /// Per goal (as numbered in `goals`), its packing layer ([`super::packing`]):
+    /// deeper goals should be filled first.
     layer: Vec<u16>,
     start_boxes: Vec<u16>,
     start_player: u16,
@@ -100,7 +99,7 @@ impl Board {
         let distance_bytes = (n * board.goals.len() * size_of::<u16>()) as u64;
         interrupt.check_holding(distance_bytes)?;
         board.distance = board.push_distances(interrupt)?;
-        board.layer = board.packing_layers(interrupt)?;
+        board.layer = super::packing::layers(&board, interrupt)?;
         let goals = board.goals.len() as u32;
         board.dead = (0..n)
             .map(|s| {
@@ -157,81 +156,7 @@ impl Board {
         }
     }
 
-    /// Peels boxes off a board with every goal filled: each round removes the goal
-    /// boxes the player can pull one step out of place from where it stands. A level
-    /// is packed in the reverse order. The player starts where the boxes come from: in
-    /// the areas (goals taken as walls) that hold the player or a box off its goal at
-    /// the start, never in a pocket of a goal room, which it reaches only as the goals
-    /// around it empty.
-    fn packing_layers(&self, interrupt: &Interrupt) -> Result<Vec<u16>, Stop> {
-        let n = self.n_squares();
-        let sources = self.source_areas();
-        let mut filled = self.goal.clone();
-        let mut layer = vec![u16::MAX; self.goals.len()];
-        let mut reached = vec![false; n];
-        let mut queue: Vec<u16> = Vec::with_capacity(n);
-        for round in 0.. {
-            interrupt.poll(4 * (n + self.goals.len()) as u32)?;
-            reached.copy_from_slice(&sources);
-            queue.clear();
-            queue.extend((0..n as u16).filter(|&s| sources[s as usize]));
-            self.breadth_first(&mut queue, &mut reached, |s| !filled[s as usize], |_, _| {});
-            let pullable = |g: u16| {
-                Direction::ALL.into_iter().any(|d| {
-                    let stand = self.neighbour(g, d);
-                    stand != NONE
-                        && reached[stand as usize]
-                        && self.neighbour(stand, d) != NONE
-                        && reached[self.neighbour(stand, d) as usize]
-                })
-            };
-            let peeled: Vec<usize> = (0..self.goals.len())
-                .filter(|&i| filled[self.goals[i] as usize] && pullable(self.goals[i]))
-                .collect();
-            if peeled.is_empty() {
-                break;
-            }
-            for i in peeled {
-                filled[self.goals[i] as usize] = false;
-                layer[i] = round;
-            }
-        }
-        // Goals never freed go in first of all.
-        let deepest = layer
-            .iter()
-            .filter(|&&l| l != u16::MAX)
-            .max()
-            .map_or(0, |l| l + 1);
-        layer
-            .iter_mut()
-            .filter(|l| **l == u16::MAX)
-            .for_each(|l| *l = deepest);
-        Ok(layer)
-    }
-
-    /// The squares of the areas the floor falls into with the goals walled off that
-    /// hold the player or a box off a goal at the start; goals themselves are not in
-    /// them, not even the one the player may start on.
-    fn source_areas(&self) -> Vec<bool> {
-        let mut source = vec![false; self.n_squares()];
-        let mut queue = vec![self.start_player];
-        queue.extend(self.start_boxes.iter().filter(|&&b| !self.goal[b as usize]));
-        for &s in &queue {
-            source[s as usize] = true;
-        }
-        self.breadth_first(
-            &mut queue,
-            &mut source,
-            |s| !self.goal[s as usize],
-            |_, _| {},
-        );
-        for &g in &self.goals {
-            source[g as usize] = false;
-        }
-        source
-    }
-
-    /// Goals filled while a deeper goal (see `packing_layers`) is still empty: each is
+    /// Goals filled while a deeper goal (see [`super::packing`]) is still empty: each is
     /// a box that will likely have to move again, or blocks the way in.
     pub fn packing_faults(&self, has_box: impl Fn(u16) -> bool) -> u32 {
         let deepest_empty = (0..self.goals.len())
@@ -244,6 +169,23 @@ impl Board {
         (0..self.goals.len())
             .filter(|&i| has_box(self.goals[i]) && self.layer[i] < deepest_empty)
             .count() as u32
+    }
+
+    /// The deepest packing layer among the empty goals (`None` when every goal holds a
+    /// box): a box put on a goal of this layer or deeper fills it in order.
+    pub fn deepest_empty_layer(&self, has_box: impl Fn(u16) -> bool) -> Option<u16> {
+        (0..self.goals.len())
+            .filter(|&i| !has_box(self.goals[i]))
+            .map(|i| self.layer[i])
+            .max()
+    }
+
+    /// The packing layer of goal square `square`; `None` off the goals.
+    pub fn layer_of(&self, square: u16) -> Option<u16> {
+        self.goals
+            .binary_search(&square)
+            .ok()
+            .map(|i| self.layer[i])
     }
 
     /// Breadth-first search from the squares on `queue` (marked in `seen` already),

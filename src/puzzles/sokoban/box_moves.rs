@@ -259,6 +259,18 @@ impl Domain for BoxMoveDomain {
         // a big open level one expansion makes millions, so it polls per box and child.
         let walk_work = 4 * board.n_squares() as u32;
         let mut cut_short = false;
+        let deepest_empty = self
+            .pushes
+            .techniques()
+            .goal_cuts
+            .then(|| board.deepest_empty_layer(|g| has_box(&state.boxes, g)))
+            .flatten();
+        let packs = |from: u16, to: u16| {
+            !board.is_goal(from)
+                && deepest_empty.is_some_and(|deepest| board.layer_of(to) >= Some(deepest))
+        };
+        let mut packing = false;
+        let first = out.len();
         for (row, &from) in list.iter().enumerate() {
             if only_corral && !scratch.corrals.boxes().contains(&from) {
                 continue;
@@ -282,6 +294,7 @@ impl Domain for BoxMoveDomain {
                         cut_short = true;
                         return false;
                     }
+                    packing |= packs(from, to);
                     let mut boxes = state.boxes.clone();
                     flip(&mut boxes, from);
                     flip(&mut boxes, to);
@@ -313,6 +326,13 @@ impl Domain for BoxMoveDomain {
         }
         scratch.box_list = list;
         scratch.region = region;
+        if packing {
+            let mut index = 0;
+            out.retain(|child| {
+                index += 1;
+                index <= first || packs(child.action.from, child.action.to)
+            });
+        }
     }
 
     fn estimate(&self, state: &Placed) -> Option<Cost> {

@@ -71,6 +71,10 @@ pub struct Techniques {
     /// Count the [`Hotspots`] among the boxes as a feature (for the feature-space
     /// search).
     pub hotspots: bool,
+    /// Over box moves: when a box can be taken onto a goal in packing order, try only
+    /// such moves (Rolling Stone's goal cuts). They may cut every way to the goal, so
+    /// a search with them that runs out of states gives up rather than say unsolvable.
+    pub goal_cuts: bool,
 }
 
 impl Techniques {
@@ -87,6 +91,7 @@ impl Techniques {
             packing_penalty: 0,
             box_moves: false,
             hotspots: false,
+            goal_cuts: false,
         }
     }
 
@@ -159,6 +164,10 @@ impl SokobanDomain {
             child_work,
             state_heap_bytes,
         }
+    }
+
+    pub(super) fn techniques(&self) -> &Techniques {
+        &self.techniques
     }
 
     pub(super) fn interrupt(&self) -> &Interrupt {

@@ -21,6 +21,7 @@ mod flood;
 pub mod generate;
 mod hotspots;
 pub mod matching;
+mod packing;
 mod parse;
 pub mod plan;
 mod replay;
@@ -62,6 +63,8 @@ pub fn solve(
                 cost: solution.cost,
             }),
         },
+        // Goal cuts drop moves that may be needed: running out of states proves nothing.
+        Outcome::Unsolvable if techniques.goal_cuts => Outcome::GaveUp,
         Outcome::Unsolvable => Outcome::Unsolvable,
         Outcome::GaveUp => Outcome::GaveUp,
         Outcome::Stopped(stop) => Outcome::Stopped(stop),

@@ -505,9 +505,18 @@ proptest! {
             let a_star = Algorithm::AStar { weight: Weight::ONE };
             prop_assert_eq!(solve_through(&lvl, moves, a_star), expected, "{}", text);
             let fess = Techniques { box_moves: true, ..Techniques::any(Bound::Matching) };
+            let cut = Techniques { goal_cuts: true, ..fess };
             for advice in [Advice::BestPerFeature, Advice::EveryImprovement] {
                 let found = solve_through(&lvl, fess, Algorithm::FeatureSpace { advice });
                 prop_assert_eq!(found.is_some(), expected.is_some(), "{:?}: {}", advice, text);
+                // Goal cuts may lose a level, never claim one unsolvable or solve a wrong one.
+                let report = solve(Board::new(&lvl), cut, Algorithm::FeatureSpace { advice }, &mut Budget::unlimited());
+                if let Outcome::Solved(solution) = report.outcome {
+                    let plan = plan::lurd(&Board::new(&lvl), &solution.actions).expect("plan");
+                    prop_assert!(replay(&lvl, &plan, Snapshots::None).solved, "{}", text);
+                } else {
+                    prop_assert!(matches!(report.outcome, Outcome::GaveUp), "{:?}: {}", report.outcome, text);
+                }
             }
         }
     }
@@ -577,6 +586,24 @@ fn packing_order_fills_the_far_goal_first_even_with_a_pocket_behind_it() {
         0,
         "the far goal filled first"
     );
+}
+
+/// The top-right goal can be pulled one step left once the middle goal is empty, but
+/// no further until the goal below its way out is empty too: it is filled before
+/// that one. Peeling by single pulls put the two in one layer.
+#[test]
+fn packing_order_pulls_each_box_all_the_way_out() {
+    let lvl = level("#######\n###  .#\n#$ . ##\n#@#$. #\n# $ # #\n#######");
+    let board = Board::new(&lvl);
+    let square = |row: usize, col: usize| board.square(row * lvl.cols() + col);
+    let (corner, below) = (square(1, 5), square(3, 4));
+    assert!(board.is_goal(corner) && board.is_goal(below));
+    assert_eq!(
+        board.packing_faults(|g| g == below),
+        1,
+        "the corner goal is deeper"
+    );
+    assert_eq!(board.packing_faults(|g| g == corner), 0);
 }
 
 /// Found by the property test above: the feature-space search found a shorter way to a
