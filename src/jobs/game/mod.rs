@@ -231,3 +231,11 @@ fn smaller<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
         (a, b) => a.or(b),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_shipped_network_loads() {
+        assert!(super::shipped_network().is_some(), "data/2048.ntuple loads");
+    }
+}
