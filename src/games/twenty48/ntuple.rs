@@ -59,7 +59,7 @@ impl Tuple {
 }
 
 /// The tuples of a new network: two straight lines and three 2×2 squares, each cell
-/// telling every tile apart, then two 5-tuples (a row and a cell below its end; three
+/// telling every tile apart, then two 5-tuples (a row and the cell below its first; three
 /// cells of a row and two below), in which tiles from 2048 up share one index: 825,344
 /// weights.
 pub const TUPLES: [Tuple; 7] = [

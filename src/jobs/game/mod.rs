@@ -234,8 +234,11 @@ fn smaller<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
 
 #[cfg(test)]
 mod tests {
+    use crate::games::twenty48::ntuple::TUPLES;
+
     #[test]
-    fn the_shipped_network_loads() {
-        assert!(super::shipped_network().is_some(), "data/2048.ntuple loads");
+    fn the_shipped_network_loads_with_the_current_tuples() {
+        let network = super::shipped_network().expect("data/2048.ntuple loads");
+        assert_eq!(network.tuples(), TUPLES);
     }
 }
