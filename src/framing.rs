@@ -22,6 +22,13 @@ pub fn frame(magic: &[u8; 8], header: &[u8], values: &[u8]) -> Vec<u8> {
 
 /// The values of a framed table, if it has this magic and header and is intact.
 pub fn unframe<'a>(magic: &[u8; 8], header: &[u8], bytes: &'a [u8]) -> Option<&'a [u8]> {
+    let (stored_header, values) = unframe_described(magic, bytes)?;
+    (stored_header == header).then_some(values)
+}
+
+/// The header and values of a framed table with this magic, if it is intact: for tables
+/// whose header describes them, read before their values are.
+pub fn unframe_described<'a>(magic: &[u8; 8], bytes: &'a [u8]) -> Option<(&'a [u8], &'a [u8])> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
     if checksum(body).to_le_bytes() != sum {
         return None;
@@ -29,11 +36,8 @@ pub fn unframe<'a>(magic: &[u8; 8], header: &[u8], bytes: &'a [u8]) -> Option<&'
     let rest = body.strip_prefix(magic.as_slice())?;
     let (header_len, rest) = rest.split_at_checked(4)?;
     let header_len = u32::from_le_bytes(header_len.try_into().ok()?) as usize;
-    let (stored_header, rest) = rest.split_at_checked(header_len)?;
-    if stored_header != header {
-        return None;
-    }
+    let (header, rest) = rest.split_at_checked(header_len)?;
     let (values_len, values) = rest.split_at_checked(8)?;
     let values_len = u64::from_le_bytes(values_len.try_into().ok()?);
-    (values.len() as u64 == values_len).then_some(values)
+    (values.len() as u64 == values_len).then_some((header, values))
 }

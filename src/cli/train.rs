@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use puzzled::games::twenty48::ntuple::Network;
-use puzzled::games::twenty48::train::{LEARNING_RATE, TrainProgress, train};
+use puzzled::games::twenty48::train::{Learning, TrainProgress, Training, train};
 use puzzled::search::Interrupt;
 
 use super::CliError;
@@ -24,9 +25,11 @@ pub struct TrainArgs {
     /// Start from this network instead of zeros
     #[arg(long)]
     pub from: Option<PathBuf>,
-    /// Learning rate: the step toward each target (lower to fine-tune)
-    #[arg(long, default_value_t = LEARNING_RATE)]
-    pub rate: f64,
+    /// How each step is shared among the weights
+    #[arg(long, value_parser = learning(), default_value_t = Learning::Tc)]
+    pub learning: Learning,
+    #[arg(long, help = rate_help())]
+    pub rate: Option<f64>,
     /// Where the network is written
     #[arg(long)]
     pub out: PathBuf,
@@ -52,19 +55,36 @@ pub fn run(args: TrainArgs) -> Result<i32, CliError> {
     };
     // Only a signal stops a training run: it has no deadline of its own.
     let never = Interrupt::never();
-    let stopped = train(
-        &mut network,
-        args.games,
-        args.seed,
-        args.rate,
-        &never,
-        &mut report,
-    );
+    let training = Training {
+        games: args.games,
+        seed: args.seed,
+        learning: args.learning,
+        rate: args.rate.unwrap_or(args.learning.default_rate()),
+    };
+    let stopped = train(&mut network, &training, &never, &mut report);
     std::fs::write(&args.out, network.to_bytes()).map_err(|error| CliError::Read {
         path: args.out.display().to_string(),
         error,
     })?;
     Ok(if stopped.is_ok() { 0 } else { 1 })
+}
+
+/// `--rate`'s help, with each rule's default.
+fn rate_help() -> String {
+    format!(
+        "Learning rate: the step toward each target (default {} for tc, the base of each \
+         weight's own rate; {} for td; lower to fine-tune)",
+        Learning::Tc.default_rate(),
+        Learning::Td.default_rate()
+    )
+}
+
+/// `--learning`'s names, each with what it does.
+fn learning() -> impl TypedValueParser<Value = Learning> {
+    let rules = Learning::ALL
+        .iter()
+        .map(|rule| PossibleValue::new(rule.name()).help(rule.summary()));
+    PossibleValuesParser::new(rules).map(|name| Learning::parse(&name).expect("a learning rule"))
 }
 
 fn read(path: &PathBuf) -> Result<Vec<u8>, CliError> {

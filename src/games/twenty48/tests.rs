@@ -388,22 +388,20 @@ fn a_search_stopped_by_its_budget_still_answers() {
 }
 
 mod learning {
-    use super::super::ntuple::{Network, NetworkError};
-    use super::super::train::{LEARNING_RATE, play_greedy, train};
+    use super::super::ntuple::{Network, NetworkError, TUPLES};
+    use super::super::train::{Learning, Training, play_greedy, train};
     use super::*;
     use crate::search::Interrupt;
 
-    fn trained(games: usize, seed: u64) -> Network {
+    fn trained(learning: Learning, games: usize, seed: u64) -> Network {
         let mut network = Network::zero();
-        train(
-            &mut network,
+        let training = Training {
             games,
             seed,
-            LEARNING_RATE,
-            &Interrupt::never(),
-            &mut |_| {},
-        )
-        .expect("trains");
+            learning,
+            rate: learning.default_rate(),
+        };
+        train(&mut network, &training, &Interrupt::never(), &mut |_| {}).expect("trains");
         network
     }
 
@@ -416,15 +414,31 @@ mod learning {
                 / 40.0
         };
         let untrained = mean(&Network::zero());
-        let network = trained(2000, 7);
-        assert_eq!(network.to_bytes(), trained(2000, 7).to_bytes());
-        let after = mean(&network);
-        assert!(after > 1.5 * untrained, "{untrained} → {after}");
+        for &learning in Learning::ALL {
+            let network = trained(learning, 2000, 7);
+            assert_eq!(
+                network.to_bytes(),
+                trained(learning, 2000, 7).to_bytes(),
+                "{learning}"
+            );
+            let after = mean(&network);
+            assert!(after > 1.5 * untrained, "{learning}: {untrained} → {after}");
+        }
+    }
+
+    #[test]
+    fn a_new_network_has_four_and_five_tuples_in_825_344_weights() {
+        let network = Network::zero();
+        let lengths: Vec<usize> = network.tuples().iter().map(|t| t.cells().len()).collect();
+        assert_eq!(lengths, [4, 4, 4, 4, 4, 5, 5]);
+        assert_eq!(network.n_weights(), 5 * 16usize.pow(4) + 2 * 12usize.pow(5));
+        assert_eq!(network.n_weights(), 825_344);
+        assert_eq!(network.n_features(), 7 * 8);
     }
 
     #[test]
     fn a_boards_value_is_the_same_in_every_symmetry() {
-        let network = trained(300, 3);
+        let network = trained(Learning::Tc, 300, 3);
         let s = shape(4, 4);
         let board = s.start(&mut Rng::new(11));
         let board = s.slide(board, Dir::Left).map_or(board, |(b, _)| b);
@@ -444,9 +458,11 @@ mod learning {
 
     #[test]
     fn a_network_reads_back_from_its_bytes_and_damage_is_refused() {
-        let network = trained(50, 1);
+        let network = trained(Learning::Tc, 50, 1);
         let bytes = network.to_bytes();
+        assert!(bytes.starts_with(b"PZ2048N2"));
         let back = Network::from_bytes(&bytes).expect("reads");
+        assert_eq!(back.tuples(), TUPLES);
         assert_eq!(back.to_bytes(), bytes);
         let mut damaged = bytes.clone();
         damaged[100] ^= 1;
@@ -458,6 +474,64 @@ mod learning {
             Network::from_bytes(&bytes[..bytes.len() - 1]).err(),
             Some(NetworkError::Damaged)
         );
+    }
+
+    /// A framed network of `n_weights` zero weights whose header is `header`.
+    fn framed(magic: &[u8; 8], header: &[u8], n_weights: usize) -> Vec<u8> {
+        crate::framing::frame(magic, header, &vec![0; 4 * n_weights])
+    }
+
+    #[test]
+    fn a_header_whose_tuples_are_not_valid_or_do_not_match_the_weights_is_refused() {
+        let check = |header: &[u8], n_weights: usize, reads: bool| {
+            let read = Network::from_bytes(&framed(b"PZ2048N2", header, n_weights));
+            assert_eq!(read.is_ok(), reads, "{header:?}, {n_weights} weights");
+        };
+        check(&[4, 16, 0, 1, 2, 3], 65_536, true);
+        check(&[2, 3, 15, 14, 1, 2, 7], 9 + 2, true);
+        check(&[4, 16, 0, 1, 2, 3], 65_535, false);
+        check(&[4, 16, 0, 1, 2, 3], 65_537, false);
+        check(&[], 0, false);
+        check(&[4, 16, 0, 1, 2, 16], 65_536, false); // no cell 16
+        check(&[4, 16, 0, 1, 2, 2], 65_536, false); // a cell twice
+        check(&[4, 17, 0, 1, 2, 3], 83_521, false); // more exponents than a board holds
+        check(&[6, 2, 0, 1, 2, 3, 4, 5], 64, false); // longer than five cells
+        check(&[0, 2], 1, false);
+        check(&[4, 16, 0, 1, 2], 65_536, false); // cut short
+        check(&[4, 16, 0, 1, 2, 3, 1], 65_536, false); // a stray byte
+        // The first version's magic takes its own tuples only.
+        assert!(Network::from_bytes(&framed(b"PZ2048N1", &[4, 16, 0, 1, 2, 3], 65_536)).is_err());
+    }
+
+    #[test]
+    fn a_first_version_network_is_read_with_its_five_4_tuples_and_their_layout() {
+        // PZ2048N1: the header is the five 4-tuples' cells; a tuple's weight for exponents
+        // (a, b, c, d) in its cells is at a + 16 b + 256 c + 4096 d of its 65,536.
+        let cells = [
+            [0, 1, 2, 3],
+            [4, 5, 6, 7],
+            [0, 1, 4, 5],
+            [1, 2, 5, 6],
+            [5, 6, 9, 10],
+        ];
+        let header: Vec<u8> = cells.iter().flatten().copied().collect();
+        let mut weights = vec![0f32; 5 * 65_536];
+        weights[1 + 16 * 2 + 256 * 3 + 4096 * 4] = 7.5; // the top row 2, 4, 8, 16
+        weights[4 * 65_536 + 5 + 16 * 6] = 0.25; // cells 5, 6, 9, 10 hold 32, 64, -, -
+        let values: Vec<u8> = weights.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let bytes = crate::framing::frame(b"PZ2048N1", &header, &values);
+        let network = Network::from_bytes(&bytes).expect("reads the first version");
+        assert_eq!(network.tuples(), &TUPLES[..5]);
+        let s = shape(4, 4);
+        let board = |values: &[u64]| s.board(values).expect("a board");
+        let top_row = board(&[2, 4, 8, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let middle = board(&[0, 0, 0, 0, 0, 32, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(network.value(top_row), 7.5);
+        assert_eq!(network.value(middle), 0.25);
+        // Written again, it is of this version, and the same network.
+        let again = Network::from_bytes(&network.to_bytes()).expect("reads");
+        assert_eq!(again.tuples(), &TUPLES[..5]);
+        assert_eq!(again.value(top_row), 7.5);
     }
 }
 

@@ -231,3 +231,14 @@ fn smaller<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
         (a, b) => a.or(b),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::games::twenty48::ntuple::TUPLES;
+
+    #[test]
+    fn the_shipped_network_loads_with_the_current_tuples() {
+        let network = super::shipped_network().expect("data/2048.ntuple loads");
+        assert_eq!(network.tuples(), TUPLES);
+    }
+}
