@@ -18,7 +18,8 @@ struct LevelLine<'a> {
     id: usize,
     title: Option<&'a str>,
     status: &'a str,
-    /// The search that ended the job (for `auto`, the portfolio's phase).
+    /// The search that ran (for `auto`: feature-space variants taking turns for `any`,
+    /// A* for `optimal`).
     algorithm: &'a str,
     length: Option<usize>,
     moves: Option<usize>,
@@ -34,7 +35,7 @@ struct LevelLine<'a> {
 
 #[derive(Default, serde::Serialize)]
 struct LevelSummary {
-    /// As requested: `auto` runs a portfolio, whose phases the level lines name.
+    /// As requested: what `auto` resolves to, the level lines name.
     algorithm: String,
     heuristic: &'static str,
     solved: usize,

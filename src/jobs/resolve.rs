@@ -14,7 +14,7 @@ use crate::puzzles::sliding::exact::MAX_EXACT_CELLS;
 use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
 use crate::puzzles::sliding::{self, Evaluator, SlidingPuzzle};
-use crate::puzzles::sokoban::{Bound, Techniques};
+use crate::puzzles::sokoban::{self, Bound, Techniques};
 use crate::search::{Advice, Algorithm, Weight};
 
 /// Heuristic weight `auto` uses for the `any` objective on boards without tables.
@@ -85,24 +85,23 @@ pub struct Resolved {
 #[derive(Clone, Debug)]
 pub enum Evaluation {
     Sliding(Evaluator),
-    /// Searches run in turn, each with its share of what is left of the limits, until
-    /// one solves the level, proves it unsolvable or is cancelled.
-    Sokoban(Vec<Phase>),
+    Sokoban(SokobanSearch),
     /// The level generator, which rates with A* and the matching bound.
     Generate,
     /// A game-tree search.
     Game(GameAlgorithm),
 }
 
-/// One search of a Sokoban job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Phase {
-    /// What the job reports it ran.
-    pub algorithm: AlgorithmChoice,
-    pub search: Algorithm,
-    pub techniques: Techniques,
-    /// Its part of the limits, against the `share`s of the phases still to run.
-    pub share: u32,
+/// What a Sokoban job runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SokobanSearch {
+    /// One search, over pushes or box moves as `techniques` say.
+    One {
+        search: Algorithm,
+        techniques: Techniques,
+    },
+    /// Feature-space searches over box moves taking turns until one ends the job.
+    Interleaved(Vec<sokoban::Variant>),
 }
 
 /// A game search on a puzzle, or a puzzle search on a game, cannot run.
@@ -162,44 +161,59 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
         }
     };
     let weight = spec.weight.unwrap_or(Weight::ONE);
-    // The feature-space search needs box moves: single pushes rarely change a feature.
-    let phase = |algorithm, techniques: Techniques, share| Phase {
-        algorithm,
-        search: search_algorithm(algorithm, weight),
+    let fess = |advice, hotspots, goal_cuts, weight| sokoban::Variant {
         techniques: Techniques {
-            box_moves: algorithm == AlgorithmChoice::FeatureSpace,
-            ..techniques
+            hotspots,
+            goal_cuts,
+            ..Techniques::any(bound)
         },
-        share,
+        advice,
+        weight,
     };
-    let fess = |advice, hotspots, goal_cuts, share| {
-        let mut fess = phase(AlgorithmChoice::FeatureSpace, Techniques::any(bound), share);
-        fess.search = Algorithm::FeatureSpace { advice };
-        fess.techniques.hotspots = hotspots;
-        fess.techniques.goal_cuts = goal_cuts;
-        fess
-    };
-    let phases = match (spec.algorithm, spec.objective) {
+    let (algorithm, search) = match (spec.algorithm, spec.objective) {
         (AlgorithmChoice::Auto, Objective::Optimal) => {
-            vec![phase(AlgorithmChoice::AStar, Techniques::optimal(bound), 1)]
+            let search = SokobanSearch::One {
+                search: search_algorithm(AlgorithmChoice::AStar, weight),
+                techniques: Techniques::optimal(bound),
+            };
+            (AlgorithmChoice::AStar, search)
         }
         // Feature-space searches that fail on different levels (docs/performance.md, Sokoban)
-        // take turns: two advices, each without and with goal cuts, which win and lose
-        // different levels.
-        (AlgorithmChoice::Auto, Objective::Any) => vec![
-            fess(Advice::EveryImprovement, false, false, 2),
-            fess(Advice::EveryImprovement, false, true, 2),
-            fess(Advice::BestPerFeature, true, false, 3),
-            fess(Advice::BestPerFeature, true, true, 3),
-        ],
-        (algorithm, Objective::Optimal) => vec![phase(algorithm, Techniques::optimal(bound), 1)],
-        (algorithm, Objective::Any) => vec![phase(algorithm, Techniques::any(bound), 1)],
+        // take turns: two advices, each without and with goal cuts.
+        (AlgorithmChoice::Auto, Objective::Any) => {
+            let variants = vec![
+                fess(Advice::EveryImprovement, false, false, 2),
+                fess(Advice::EveryImprovement, false, true, 2),
+                fess(Advice::BestPerFeature, true, false, 3),
+                fess(Advice::BestPerFeature, true, true, 3),
+            ];
+            (
+                AlgorithmChoice::FeatureSpace,
+                SokobanSearch::Interleaved(variants),
+            )
+        }
+        (algorithm, objective) => {
+            let techniques = match objective {
+                Objective::Optimal => Techniques::optimal(bound),
+                Objective::Any => Techniques::any(bound),
+            };
+            let search = SokobanSearch::One {
+                search: search_algorithm(algorithm, weight),
+                // The feature-space search needs box moves: single pushes rarely change
+                // a feature.
+                techniques: Techniques {
+                    box_moves: algorithm == AlgorithmChoice::FeatureSpace,
+                    ..techniques
+                },
+            };
+            (algorithm, search)
+        }
     };
     Ok(Resolved {
-        algorithm: phases[0].algorithm,
+        algorithm,
         heuristic,
         weight,
-        evaluation: Evaluation::Sokoban(phases),
+        evaluation: Evaluation::Sokoban(search),
         note: None,
     })
 }

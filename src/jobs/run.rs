@@ -6,16 +6,14 @@ use std::time::Duration;
 
 use super::game::{GameOutcome, GameProgress, run_game};
 use super::generate::{Generation, run_generate};
-use super::resolve::{Evaluation, JobError, Resolved, resolve, search_algorithm};
+use super::resolve::{Evaluation, JobError, Resolved, SokobanSearch, resolve, search_algorithm};
 use super::spec::{AlgorithmChoice, HeuristicChoice, JobSpec, PuzzleSpec};
 use super::status::{ExhaustedReason, JobStatus};
 use super::tables::TableStore;
 use crate::puzzles::sliding::{self, Evaluator, SlidingDomain, SlidingPuzzle};
 use crate::puzzles::sokoban::generate::GenProgress;
-use crate::puzzles::sokoban::{self, Level};
-use crate::search::{
-    self, Budget, CancelFlag, Interrupt, Limits, Outcome, ProgressSink, Stats, Stop, Weight,
-};
+use crate::puzzles::sokoban::{self, Bound, Level, Shortened};
+use crate::search::{self, Budget, CancelFlag, Limits, Outcome, ProgressSink, Stats, Weight};
 
 /// One plan type for every puzzle: its text, and its length in moves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,16 +103,12 @@ pub fn run_resolved(
                 check_sliding(puzzle, moves, spec.include_boards)
             })
         }
-        (PuzzleSpec::Sokoban(level), Evaluation::Sokoban(all_phases)) => {
+        (PuzzleSpec::Sokoban(level), Evaluation::Sokoban(search)) => {
             let started = std::time::Instant::now();
-            // The level is compiled once for every phase, under the job's whole limits:
-            // on a big level its tables take a while, and a cancel must still be heard.
-            let whole_job = Interrupt::new(
-                cancel.clone(),
-                limits.timeout.map(|t| started + t),
-                limits.max_memory_bytes,
-            );
-            let board = match sokoban::Board::build(level, &whole_job) {
+            let mut job_budget = budget(limits);
+            // The level is compiled once for every search, under the job's limits: on a
+            // big level its tables take a while, and a cancel must still be heard.
+            let board = match sokoban::Board::build(level, &job_budget.interrupt()) {
                 Ok(board) => board,
                 Err(stop) => {
                     let report = search::Report {
@@ -130,50 +124,37 @@ pub fn run_resolved(
                     });
                 }
             };
-            let mut spent = Stats::default();
-            let mut phases = all_phases.iter().enumerate().peekable();
-            loop {
-                let Some((i, phase)) = phases.next() else {
-                    break failed(resolved, "internal error: no search to run", spent);
-                };
-                let shares_left: u32 = all_phases[i..].iter().map(|p| p.share).sum();
-                let part = |total: u64| total * u64::from(phase.share) / u64::from(shares_left);
-                let share = Limits {
-                    max_nodes: limits
-                        .max_nodes
-                        .map(|n| part(n.saturating_sub(spent.nodes_expanded))),
-                    timeout: limits.timeout.map(|t| {
-                        let left = t.saturating_sub(started.elapsed());
-                        left * phase.share / shares_left
-                    }),
-                    max_memory_bytes: limits.max_memory_bytes,
-                };
-                let mut report = sokoban::solve(
-                    board.clone(),
-                    phase.techniques,
-                    phase.search,
-                    &mut budget(share),
-                );
-                spent.nodes_expanded += report.stats.nodes_expanded;
-                spent.nodes_generated += report.stats.nodes_generated;
-                spent.unique_states = report.stats.unique_states;
-                spent.bound = report.stats.bound;
-                spent.elapsed = started.elapsed();
-                let decided = matches!(
-                    report.outcome,
-                    Outcome::Solved(_) | Outcome::Unsolvable | Outcome::Stopped(Stop::Cancelled)
-                );
-                if decided || phases.peek().is_none() {
-                    report.stats = spent;
-                    let mut job = job_report(resolved, report, spec.include_boards, |pushes| {
-                        let text = sokoban::plan::lurd(&board, pushes)
-                            .ok_or("the pushes could not be walked")?;
-                        check_sokoban(level, text, spec.include_boards)
-                    });
-                    job.algorithm = phase.algorithm;
-                    break job;
+            let report = match search {
+                SokobanSearch::One { search, techniques } => {
+                    sokoban::solve(board.clone(), *techniques, *search, &mut job_budget)
                 }
-            }
+                SokobanSearch::Interleaved(variants) => {
+                    let (report, _) = sokoban::solve_interleaved(&board, variants, &mut job_budget);
+                    drop(job_budget);
+                    let bound = variants
+                        .first()
+                        .map_or(Bound::Matching, |v| v.techniques.bound);
+                    shorten(&board, bound, report, |spent| {
+                        // As long again as the search took, within what is left.
+                        let want = spent.elapsed.max(SHORTEN_AT_LEAST);
+                        let limits = Limits {
+                            max_nodes: limits
+                                .max_nodes
+                                .map(|n| n.saturating_sub(spent.nodes_expanded)),
+                            timeout: Some(limits.timeout.map_or(want, |total| {
+                                want.min(total.saturating_sub(spent.elapsed))
+                            })),
+                            max_memory_bytes: limits.max_memory_bytes,
+                        };
+                        budget(limits)
+                    })
+                }
+            };
+            job_report(resolved, report, spec.include_boards, |pushes| {
+                let text =
+                    sokoban::plan::lurd(&board, pushes).ok_or("the pushes could not be walked")?;
+                check_sokoban(level, text, spec.include_boards)
+            })
         }
         (PuzzleSpec::Generate(params), Evaluation::Generate) => {
             run_generate(params, limits, cancel, progress)
@@ -187,6 +168,42 @@ pub fn run_resolved(
             Stats::default(),
         ),
     }
+}
+
+/// The least time a found Sokoban plan is given to be shortened.
+const SHORTEN_AT_LEAST: Duration = Duration::from_millis(100);
+
+/// A solved `report` with its plan replaced by a push-optimal one, or marked optimal,
+/// when [`sokoban::shorten`] manages within the budget `after` makes from what the
+/// search spent.
+fn shorten<'a>(
+    board: &sokoban::Board,
+    bound: Bound,
+    mut report: search::Report<sokoban::Push>,
+    after: impl FnOnce(Stats) -> Budget<'a>,
+) -> search::Report<sokoban::Push> {
+    let Outcome::Solved(solution) = &mut report.outcome else {
+        return report;
+    };
+    let mut budget = after(report.stats);
+    if budget.cut_short().is_err() {
+        return report;
+    }
+    let (found, stats) =
+        sokoban::shorten(board.clone(), bound, solution.actions.len(), &mut budget);
+    match found {
+        Shortened::Shorter(pushes) => {
+            solution.cost = pushes.len() as search::Cost;
+            solution.actions = pushes;
+            report.proved_optimal = true;
+        }
+        Shortened::Optimal => report.proved_optimal = true,
+        Shortened::Unknown => {}
+    }
+    report.stats.nodes_expanded += stats.nodes_expanded;
+    report.stats.nodes_generated += stats.nodes_generated;
+    report.stats.elapsed += stats.elapsed;
+    report
 }
 
 fn failed(resolved: &Resolved, why: &str, stats: Stats) -> JobReport {

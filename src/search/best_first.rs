@@ -29,12 +29,15 @@ impl Priority {
     }
 }
 
+/// Searches only for plans costing less than `below`, when given: a child whose `g + h`
+/// reaches it is dropped, so with A* running out of states then proves none is cheaper.
 pub fn search<D: Domain>(
     domain: &D,
     priority: Priority,
+    below: Option<Cost>,
     budget: &mut Budget,
 ) -> Outcome<D::Action> {
-    match run(domain, priority, budget) {
+    match run(domain, priority, below, budget) {
         Ok(outcome) => outcome,
         Err(stop) => Outcome::Stopped(stop),
     }
@@ -43,8 +46,10 @@ pub fn search<D: Domain>(
 fn run<D: Domain>(
     domain: &D,
     priority: Priority,
+    below: Option<Cost>,
     budget: &mut Budget,
 ) -> Result<Outcome<D::Action>, Stop> {
+    let too_dear = |f: Cost| below.is_some_and(|below| f >= below);
     let mut table = NodeTable::<D>::new();
     let mut open: BinaryHeap<Entry> = BinaryHeap::new();
     let mut successors = Vec::new();
@@ -54,7 +59,7 @@ fn run<D: Domain>(
 
     let root = domain.initial_state();
     budget.cut_short()?;
-    let Some(h0) = domain.estimate(&root) else {
+    let Some(h0) = domain.estimate(&root).filter(|&h| !too_dear(h)) else {
         return Ok(Outcome::Unsolvable);
     };
     let root_is_goal = domain.is_goal(&root);
@@ -96,10 +101,13 @@ fn run<D: Domain>(
             return Err(stop);
         }
         for successor in successors.drain(..) {
-            let Some(h) = domain.estimate(&successor.state) else {
+            let child_g = g + successor.cost;
+            let Some(h) = domain
+                .estimate(&successor.state)
+                .filter(|&h| !too_dear(child_g + h))
+            else {
                 continue;
             };
-            let child_g = g + successor.cost;
             let is_goal = goal_on_generation && domain.is_goal(&successor.state);
             let inserted = table.insert(
                 domain,

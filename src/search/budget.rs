@@ -180,6 +180,8 @@ pub struct Budget<'a> {
     last_check: Instant,
     sink: Option<(&'a dyn ProgressSink, Duration)>,
     next_progress: Instant,
+    /// Bytes other searches of the same job hold, counted against the memory cap.
+    held_elsewhere: u64,
     pub stats: Stats,
 }
 
@@ -199,6 +201,7 @@ impl<'a> Budget<'a> {
             last_check: started,
             sink: None,
             next_progress: started,
+            held_elsewhere: 0,
             stats: Stats::default(),
         };
         budget.countdown = budget.next_countdown();
@@ -257,13 +260,20 @@ impl<'a> Budget<'a> {
         self.stats.bound = Some(bound);
     }
 
-    /// `Err(MemoryLimit)` when holding `bytes` would exceed the cap.
+    /// `Err(MemoryLimit)` when holding `bytes`, beside what other searches of the job
+    /// hold ([`Budget::set_held_elsewhere`]), would exceed the cap.
     #[inline]
     pub fn check_memory(&self, bytes: u64) -> Result<(), Stop> {
         match self.limits.max_memory_bytes {
-            Some(cap) if bytes > cap => Err(Stop::MemoryLimit),
+            Some(cap) if bytes + self.held_elsewhere > cap => Err(Stop::MemoryLimit),
             _ => Ok(()),
         }
+    }
+
+    /// Searches that take turns under one budget say, before each turn, what the
+    /// others hold, so that together they stay under the memory cap.
+    pub fn set_held_elsewhere(&mut self, bytes: u64) {
+        self.held_elsewhere = bytes;
     }
 
     /// `Err(TimeLimit)` when `work` more would end after the deadline: a search asks

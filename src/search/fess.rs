@@ -15,7 +15,7 @@ use std::collections::{BinaryHeap, HashMap};
 use rustc_hash::FxBuildHasher;
 
 use super::node_table::{Inserted, NodeId, NodeTable};
-use super::{Advice, Budget, Cost, Domain, Features, Outcome, Stop};
+use super::{Advice, Budget, Cost, Domain, Features, Outcome, Stop, Successor};
 
 /// Queue entry, smallest first: (weight, estimate, insertion order, node).
 type Entry = Reverse<(Cost, Cost, u64, NodeId)>;
@@ -38,55 +38,137 @@ impl Cells {
 }
 
 pub fn search<D: Domain>(domain: &D, advice: Advice, budget: &mut Budget) -> Outcome<D::Action> {
-    let mut table = NodeTable::<D>::new();
-    let outcome = run(domain, advice, budget, &mut table).unwrap_or_else(Outcome::Stopped);
-    budget.stats.unique_states = Some(table.len() as u64);
+    let mut search = Fess::new(domain, advice);
+    let outcome = loop {
+        match search.run(budget, u64::MAX) {
+            Turn::Ended(outcome) => break outcome,
+            Turn::Paused => {}
+        }
+    };
+    budget.stats.unique_states = Some(search.stored() as u64);
     outcome
 }
 
-fn run<D: Domain>(
-    domain: &D,
-    advice: Advice,
-    budget: &mut Budget,
-    table: &mut NodeTable<D>,
-) -> Result<Outcome<D::Action>, Stop> {
-    let root = domain.initial_state();
-    budget.cut_short()?;
-    let Some(h0) = domain.estimate(&root) else {
-        return Ok(Outcome::Unsolvable);
-    };
-    let root_features = domain.features(&root);
-    let root_is_goal = domain.is_goal(&root);
-    let Inserted::New(root_id) = table.insert(domain, root, None, 0, budget)? else {
-        unreachable!("the table starts empty");
-    };
-    if root_is_goal {
-        return Ok(Outcome::Solved(table.solution(root_id)));
-    }
-    // Per node, its features and weight: what its children are measured against.
-    let mut progress: Vec<(Features, Cost)> = vec![(root_features, 0)];
-    let mut cells = Cells::default();
-    cells.push(root_features, Reverse((0, h0, 0, root_id)));
-    let mut successors = Vec::new();
-    let mut children: Vec<Child> = Vec::new();
-    let mut sequence = 0u64;
+/// How a turn of a [`Fess`] search ended.
+pub enum Turn<A> {
+    /// Its expansions were spent; it can go on.
+    Paused,
+    Ended(Outcome<A>),
+}
 
-    loop {
-        let mut expanded_any = false;
-        // Cells made during this round wait for the next one.
-        for cell in 0..cells.queues.len() {
-            let Some(Reverse((_, _, _, id))) = cells.queues[cell].pop() else {
+/// A feature-space search that runs in turns of a given number of expansions, so
+/// that several can share one thread ([`interleave`]).
+pub struct Fess<'d, D: Domain> {
+    domain: &'d D,
+    advice: Advice,
+    table: NodeTable<D>,
+    /// Per node, its features and weight: what its children are measured against.
+    progress: Vec<(Features, Cost)>,
+    cells: Cells,
+    /// The round visits cells `cell..round_end`; cells made during it wait for the next.
+    cell: usize,
+    round_end: usize,
+    expanded_in_round: bool,
+    sequence: u64,
+    successors: Vec<Successor<D::State, D::Action>>,
+    children: Vec<Child>,
+}
+
+impl<'d, D: Domain> Fess<'d, D> {
+    pub fn new(domain: &'d D, advice: Advice) -> Fess<'d, D> {
+        Fess {
+            domain,
+            advice,
+            table: NodeTable::new(),
+            progress: Vec::new(),
+            cells: Cells::default(),
+            cell: 0,
+            round_end: 0,
+            expanded_in_round: false,
+            sequence: 0,
+            successors: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// States stored so far.
+    pub fn stored(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Bytes its stored states take.
+    pub fn held_bytes(&self) -> u64 {
+        self.table.bytes(self.domain)
+    }
+
+    /// Runs until `expansions` more states are expanded or the search ends.
+    pub fn run(&mut self, budget: &mut Budget, expansions: u64) -> Turn<D::Action> {
+        match self.turn(budget, expansions) {
+            Ok(Some(outcome)) => Turn::Ended(outcome),
+            Ok(None) => Turn::Paused,
+            Err(stop) => Turn::Ended(Outcome::Stopped(stop)),
+        }
+    }
+
+    fn start(&mut self, budget: &mut Budget) -> Result<Option<Outcome<D::Action>>, Stop> {
+        let domain = self.domain;
+        let root = domain.initial_state();
+        budget.cut_short()?;
+        let Some(h0) = domain.estimate(&root) else {
+            return Ok(Some(Outcome::Unsolvable));
+        };
+        let root_features = domain.features(&root);
+        let root_is_goal = domain.is_goal(&root);
+        let Inserted::New(root_id) = self.table.insert(domain, root, None, 0, budget)? else {
+            unreachable!("the table starts empty");
+        };
+        if root_is_goal {
+            return Ok(Some(Outcome::Solved(self.table.solution(root_id))));
+        }
+        self.progress.push((root_features, 0));
+        self.cells.push(root_features, Reverse((0, h0, 0, root_id)));
+        self.round_end = self.cells.queues.len();
+        Ok(None)
+    }
+
+    fn turn(
+        &mut self,
+        budget: &mut Budget,
+        mut expansions: u64,
+    ) -> Result<Option<Outcome<D::Action>>, Stop> {
+        if self.table.len() == 0
+            && let Some(outcome) = self.start(budget)?
+        {
+            return Ok(Some(outcome));
+        }
+        let domain = self.domain;
+        loop {
+            if self.cell == self.round_end {
+                if !self.expanded_in_round {
+                    return Ok(Some(Outcome::Unsolvable));
+                }
+                self.cell = 0;
+                self.round_end = self.cells.queues.len();
+                self.expanded_in_round = false;
+            }
+            if expansions == 0 {
+                return Ok(None);
+            }
+            let cell = self.cell;
+            self.cell += 1;
+            let Some(Reverse((_, _, _, id))) = self.cells.queues[cell].pop() else {
                 continue;
             };
-            expanded_any = true;
+            expansions -= 1;
+            self.expanded_in_round = true;
             budget.expand()?;
-            let (parent_features, parent_weight) = progress[id as usize];
-            let g = table.node(id).g;
-            successors.clear();
-            budget.generated(table.expand(domain, id, &mut successors));
+            let (parent_features, parent_weight) = self.progress[id as usize];
+            let g = self.table.node(id).g;
+            self.successors.clear();
+            budget.generated(self.table.expand(domain, id, &mut self.successors));
             budget.cut_short()?;
-            children.clear();
-            for successor in successors.drain(..) {
+            self.children.clear();
+            for successor in self.successors.drain(..) {
                 let Some(h) = domain.estimate(&successor.state) else {
                     continue;
                 };
@@ -94,15 +176,16 @@ fn run<D: Domain>(
                 let parent = Some((id, successor.action));
                 let child_g = g + successor.cost;
                 let Inserted::New(child) =
-                    table.insert(domain, successor.state, parent, child_g, budget)?
+                    self.table
+                        .insert(domain, successor.state, parent, child_g, budget)?
                 else {
                     continue;
                 };
                 if is_goal {
-                    return Ok(Outcome::Solved(table.solution(child)));
+                    return Ok(Some(Outcome::Solved(self.table.solution(child))));
                 }
-                let features = domain.features(&table.node(child).state);
-                children.push(Child {
+                let features = domain.features(&self.table.node(child).state);
+                self.children.push(Child {
                     id: child,
                     features,
                     h,
@@ -111,21 +194,71 @@ fn run<D: Domain>(
             }
             // Features may need a table built on first use, which an interrupt can cut.
             budget.cut_short()?;
-            advise(advice, &parent_features, &mut children);
-            for child in &children {
+            advise(self.advice, &parent_features, &mut self.children);
+            for child in &self.children {
                 let weight = parent_weight + Cost::from(!child.advised);
-                progress.push((child.features, weight));
-                sequence += 1;
-                cells.push(
+                self.progress.push((child.features, weight));
+                self.sequence += 1;
+                self.cells.push(
                     child.features,
-                    Reverse((weight, child.h, sequence, child.id)),
+                    Reverse((weight, child.h, self.sequence, child.id)),
                 );
             }
         }
-        if !expanded_any {
-            return Ok(Outcome::Unsolvable);
-        }
     }
+}
+
+/// Expansions per turn and weight of [`interleave`]: about a few milliseconds of work
+/// over box moves, so turns are fair without costing much to switch.
+pub const TURN_EXPANSIONS: u64 = 256;
+
+/// Feature-space searches of `domains` (each with its advice and a weight) take turns
+/// of `weight × TURN_EXPANSIONS` expansions in one thread under one budget, until one
+/// solves, one proves there is no solution, or all give up. A search that runs out of
+/// states drops out; the others go on. Returns the outcome and which search ended it.
+pub fn interleave<D: Domain>(
+    searches: &[(&D, Advice, u32)],
+    budget: &mut Budget,
+) -> (Outcome<D::Action>, usize) {
+    let mut running: Vec<(Fess<D>, u32, usize)> = searches
+        .iter()
+        .enumerate()
+        .map(|(i, &(domain, advice, weight))| (Fess::new(domain, advice), weight, i))
+        .collect();
+    let mut last = 0;
+    let mut stored = 0;
+    let ended = 'turns: loop {
+        let mut i = 0;
+        while i < running.len() {
+            let elsewhere: u64 = running
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, (search, _, _))| search.held_bytes())
+                .sum();
+            budget.set_held_elsewhere(elsewhere);
+            let (search, weight, index) = &mut running[i];
+            last = *index;
+            match search.run(budget, u64::from(*weight) * TURN_EXPANSIONS) {
+                Turn::Paused => i += 1,
+                Turn::Ended(Outcome::Unsolvable) if !search.domain.exhaustive() => {
+                    stored += search.stored();
+                    running.remove(i);
+                }
+                Turn::Ended(outcome) => break 'turns outcome,
+            }
+        }
+        if running.is_empty() {
+            break Outcome::GaveUp;
+        }
+    };
+    budget.set_held_elsewhere(0);
+    stored += running
+        .iter()
+        .map(|(search, _, _)| search.stored())
+        .sum::<usize>();
+    budget.stats.unique_states = Some(stored as u64);
+    (ended, last)
 }
 
 /// A new child of the state being expanded.

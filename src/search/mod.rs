@@ -83,6 +83,11 @@ pub trait Domain {
     fn known_unsolvable(&self) -> bool {
         false
     }
+    /// True when running out of states proves there is no solution; false when the
+    /// domain drops moves that may be needed (then the searches give up instead).
+    fn exhaustive(&self) -> bool {
+        true
+    }
     /// True when [`Domain::estimate`] never overestimates (so A*/IDA* are optimal).
     fn admissible(&self) -> bool {
         true
@@ -243,32 +248,78 @@ pub fn solve<D: Domain>(
     algorithm: Algorithm,
     budget: &mut Budget,
 ) -> Report<D::Action> {
-    let outcome = if domain.known_unsolvable() {
-        Outcome::Unsolvable
-    } else {
-        match algorithm {
-            Algorithm::IdaStar { weight } => idastar::search(domain, weight, budget),
-            Algorithm::AStar { weight } => {
-                best_first::search(domain, best_first::Priority::AStar(weight), budget)
-            }
-            Algorithm::GreedyBestFirst => {
-                best_first::search(domain, best_first::Priority::Greedy, budget)
-            }
-            Algorithm::BreadthFirst => bfs::search(domain, budget),
-            Algorithm::EnforcedHillClimbing => ehc::search(domain, budget),
-            Algorithm::FeatureSpace { advice } => fess::search(domain, advice, budget),
+    if domain.known_unsolvable() {
+        return unsolvable(budget);
+    }
+    let outcome = match algorithm {
+        Algorithm::IdaStar { weight } => idastar::search(domain, weight, budget),
+        Algorithm::AStar { weight } => {
+            best_first::search(domain, best_first::Priority::AStar(weight), None, budget)
         }
+        Algorithm::GreedyBestFirst => {
+            best_first::search(domain, best_first::Priority::Greedy, None, budget)
+        }
+        Algorithm::BreadthFirst => bfs::search(domain, budget),
+        Algorithm::EnforcedHillClimbing => ehc::search(domain, budget),
+        Algorithm::FeatureSpace { advice } => fess::search(domain, advice, budget),
     };
+    finish(domain, outcome, algorithm.guarantees_optimal(), budget)
+}
+
+/// A\* for a plan cheaper than `cost` (one is known): `Solved` is then the optimum,
+/// proved when the domain is admissible; `Unsolvable` says that none is cheaper, so the
+/// known plan is optimal.
+pub fn solve_below<D: Domain>(domain: &D, cost: Cost, budget: &mut Budget) -> Report<D::Action> {
+    if domain.known_unsolvable() {
+        return unsolvable(budget);
+    }
+    let a_star = best_first::Priority::AStar(Weight::ONE);
+    let outcome = best_first::search(domain, a_star, Some(cost), budget);
+    finish(domain, outcome, true, budget)
+}
+
+/// Feature-space searches over `searches` (a domain, its advice and its weight each)
+/// taking turns in this thread under one budget; see [`fess::interleave`]. Returns the
+/// report and the index of the search that ended it.
+pub fn solve_interleaved<D: Domain>(
+    searches: &[(&D, Advice, u32)],
+    budget: &mut Budget,
+) -> (Report<D::Action>, usize) {
+    if let Some(known) = searches.iter().position(|s| s.0.known_unsolvable()) {
+        return (unsolvable(budget), known);
+    }
+    let (outcome, last) = fess::interleave(searches, budget);
+    (finish(searches[last].0, outcome, false, budget), last)
+}
+
+/// The report for a domain that proves, without searching, that no solution exists.
+fn unsolvable<A>(budget: &mut Budget) -> Report<A> {
+    Report {
+        outcome: Outcome::Unsolvable,
+        stats: budget.finish(),
+        proved_optimal: false,
+    }
+}
+
+/// The report on a search's `outcome`, with no verdict a cut-short expansion or a
+/// non-exhaustive domain could have drawn wrongly.
+fn finish<D: Domain>(
+    domain: &D,
+    outcome: Outcome<D::Action>,
+    guarantees_optimal: bool,
+    budget: &mut Budget,
+) -> Report<D::Action> {
     // The engines stop after any expansion the interrupt cut short; this makes sure no
     // verdict drawn after one survives: a truncated expansion proves nothing.
     let interrupted = budget.cut_short().err();
     let outcome = match (outcome, interrupted) {
         (Outcome::Unsolvable | Outcome::GaveUp, Some(stop)) => Outcome::Stopped(stop),
+        (Outcome::Unsolvable, None) if !domain.exhaustive() => Outcome::GaveUp,
         (outcome, _) => outcome,
     };
     let proved_optimal = matches!(outcome, Outcome::Solved(_))
         && interrupted.is_none()
-        && algorithm.guarantees_optimal()
+        && guarantees_optimal
         && domain.admissible();
     Report {
         outcome,
@@ -277,5 +328,7 @@ pub fn solve<D: Domain>(
     }
 }
 
+#[cfg(test)]
+mod interleave_tests;
 #[cfg(test)]
 mod tests;

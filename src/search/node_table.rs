@@ -70,6 +70,16 @@ impl<D: Domain> NodeTable<D> {
             + len * (Self::OPEN_BYTES_PER_STATE + heap_per_state)) as u64
     }
 
+    /// Bytes the search holds for its stored states now (see `bytes_with_one_more`).
+    pub fn bytes(&self, domain: &D) -> u64 {
+        let buckets = (self.index.capacity() * 8 / 7).next_power_of_two();
+        let bucket_bytes = std::mem::size_of::<(D::Key, NodeId)>() + 1;
+        (self.nodes.capacity() * std::mem::size_of::<Node<D>>()
+            + buckets * bucket_bytes
+            + self.nodes.len() * (Self::OPEN_BYTES_PER_STATE + 2 * domain.state_heap_bytes()))
+            as u64
+    }
+
     pub fn new() -> NodeTable<D> {
         NodeTable {
             nodes: Vec::new(),

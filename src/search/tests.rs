@@ -6,16 +6,16 @@ use std::sync::mpsc;
 use super::*;
 
 /// A grid maze: `#` walls, `S` start, `G` goal; moves N, S, E, W; Manhattan bound.
-struct Maze {
+pub(super) struct Maze {
     width: i32,
     height: i32,
     walls: Vec<bool>,
     start: (i32, i32),
-    goal: (i32, i32),
+    pub(super) goal: (i32, i32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
+pub(super) enum Step {
     N,
     S,
     E,
@@ -23,7 +23,7 @@ enum Step {
 }
 
 impl Maze {
-    fn parse(rows: &[&str]) -> Maze {
+    pub(super) fn parse(rows: &[&str]) -> Maze {
         let mut maze = Maze {
             width: rows[0].len() as i32,
             height: rows.len() as i32,
@@ -51,7 +51,7 @@ impl Maze {
             && !self.walls[(y * self.width + x) as usize]
     }
     /// Shortest path length by a plain flood fill, to check the searches against.
-    fn shortest(&self) -> Option<u32> {
+    pub(super) fn shortest(&self) -> Option<u32> {
         let mut dist = vec![u32::MAX; self.walls.len()];
         let index = |(x, y): (i32, i32)| (y * self.width + x) as usize;
         let mut queue = std::collections::VecDeque::from([self.start]);
@@ -68,7 +68,7 @@ impl Maze {
         (dist[index(self.goal)] != u32::MAX).then(|| dist[index(self.goal)])
     }
     /// Plays `steps` from the start; the end cell, or `None` if a step hits a wall.
-    fn play(&self, steps: &[Step]) -> Option<(i32, i32)> {
+    pub(super) fn play(&self, steps: &[Step]) -> Option<(i32, i32)> {
         steps.iter().try_fold(self.start, |p, &s| {
             let q = self.step(p, s);
             self.open(q).then_some(q)

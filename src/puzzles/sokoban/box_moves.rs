@@ -347,6 +347,10 @@ impl Domain for BoxMoveDomain {
         self.pushes.admissible()
     }
 
+    fn exhaustive(&self) -> bool {
+        !self.pushes.techniques().goal_cuts
+    }
+
     fn features(&self, state: &Placed) -> Features {
         self.pushes.features_with(&state.position, state.regions)
     }

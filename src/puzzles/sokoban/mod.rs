@@ -33,7 +33,7 @@ pub use domain::{Bound, Push, SokobanDomain, State, Techniques};
 pub use parse::{LevelText, read_collection};
 pub use replay::{Replay, Snapshots, count_pushes, replay};
 
-use crate::search::{self, Algorithm, Budget, Outcome, Report, Solution};
+use crate::search::{self, Advice, Algorithm, Budget, Domain, Outcome, Report, Solution};
 
 /// Runs `algorithm` on the compiled level `board` ([`Board::build`], once per job:
 /// each search takes a copy), over single pushes or, when `techniques.box_moves` says
@@ -51,20 +51,85 @@ pub fn solve(
     }
     let moves = BoxMoveDomain::new(pushes);
     let report = search::solve(&moves, algorithm, budget);
+    in_pushes(&moves, report)
+}
+
+/// One feature-space search of a [`solve_interleaved`] portfolio, over box moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    pub techniques: Techniques,
+    pub advice: Advice,
+    /// Its turns' length against the others'.
+    pub weight: u32,
+}
+
+/// Feature-space searches over box moves, one per variant, taking turns in this
+/// thread under `budget` until one ends the job ([`search::solve_interleaved`]).
+/// Returns the report in pushes and the index of the variant that ended it.
+pub fn solve_interleaved(
+    board: &Board,
+    variants: &[Variant],
+    budget: &mut Budget,
+) -> (Report<Push>, usize) {
+    let domains: Vec<BoxMoveDomain> = variants
+        .iter()
+        .map(|variant| {
+            let techniques = Techniques {
+                box_moves: true,
+                ..variant.techniques
+            };
+            let pushes = SokobanDomain::on_board(board.clone(), techniques, budget.interrupt());
+            BoxMoveDomain::new(pushes)
+        })
+        .collect();
+    let searches: Vec<_> = domains
+        .iter()
+        .zip(variants)
+        .map(|(domain, variant)| (domain, variant.advice, variant.weight))
+        .collect();
+    let (report, last) = search::solve_interleaved(&searches, budget);
+    (in_pushes(&domains[last], report), last)
+}
+
+/// What [`shorten`] found out about a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shortened {
+    /// A plan with fewer pushes, and the fewest possible.
+    Shorter(Vec<Push>),
+    /// No plan has fewer pushes: the known one is push-optimal.
+    Optimal,
+    /// The budget ran out first.
+    Unknown,
+}
+
+/// Push-optimal A\* (with `bound`) for a plan of fewer than `pushes` pushes: the known
+/// plan's length prunes every position that cannot beat it, so on a small level this
+/// proves the known plan optimal or finds the optimum.
+pub fn shorten(
+    board: Board,
+    bound: Bound,
+    pushes: usize,
+    budget: &mut Budget,
+) -> (Shortened, search::Stats) {
+    let domain = SokobanDomain::on_board(board, Techniques::optimal(bound), budget.interrupt());
+    let below = search::Cost::try_from(pushes).unwrap_or(search::Cost::MAX);
+    let report = search::solve_below(&domain, below, budget);
+    let found = match report.outcome {
+        Outcome::Solved(solution) if report.proved_optimal => Shortened::Shorter(solution.actions),
+        Outcome::Unsolvable if domain.admissible() => Shortened::Optimal,
+        _ => Shortened::Unknown,
+    };
+    (found, report.stats)
+}
+
+/// A box-move report with its plan in pushes.
+fn in_pushes(moves: &BoxMoveDomain, report: Report<BoxMove>) -> Report<Push> {
     let outcome = match report.outcome {
-        Outcome::Solved(solution) => match moves.to_pushes(&solution.actions) {
-            Some(actions) => Outcome::Solved(Solution {
-                actions,
-                cost: solution.cost,
-            }),
-            // Never for a correct search; the caller's replay reports it as failed.
-            None => Outcome::Solved(Solution {
-                actions: Vec::new(),
-                cost: solution.cost,
-            }),
-        },
-        // Goal cuts drop moves that may be needed: running out of states proves nothing.
-        Outcome::Unsolvable if techniques.goal_cuts => Outcome::GaveUp,
+        Outcome::Solved(solution) => Outcome::Solved(Solution {
+            // Never `None` for a correct search; the caller's replay reports it as failed.
+            actions: moves.to_pushes(&solution.actions).unwrap_or_default(),
+            cost: solution.cost,
+        }),
         Outcome::Unsolvable => Outcome::Unsolvable,
         Outcome::GaveUp => Outcome::GaveUp,
         Outcome::Stopped(stop) => Outcome::Stopped(stop),

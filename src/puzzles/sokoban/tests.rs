@@ -509,14 +509,44 @@ proptest! {
             for advice in [Advice::BestPerFeature, Advice::EveryImprovement] {
                 let found = solve_through(&lvl, fess, Algorithm::FeatureSpace { advice });
                 prop_assert_eq!(found.is_some(), expected.is_some(), "{:?}: {}", advice, text);
-                // Goal cuts may lose a level, never claim one unsolvable or solve a wrong one.
+                // Goal cuts may lose a level, never solve a wrong one, and claim one
+                // unsolvable only when that is proved without searching.
                 let report = solve(Board::new(&lvl), cut, Algorithm::FeatureSpace { advice }, &mut Budget::unlimited());
                 if let Outcome::Solved(solution) = report.outcome {
                     let plan = plan::lurd(&Board::new(&lvl), &solution.actions).expect("plan");
                     prop_assert!(replay(&lvl, &plan, Snapshots::None).solved, "{}", text);
+                } else if report.outcome == Outcome::Unsolvable {
+                    prop_assert!(expected.is_none(), "{}", text);
                 } else {
                     prop_assert!(matches!(report.outcome, Outcome::GaveUp), "{:?}: {}", report.outcome, text);
                 }
+            }
+            // Taking turns, a search with cuts beside a complete one: still complete.
+            let variants = [
+                Variant { techniques: cut, advice: Advice::EveryImprovement, weight: 1 },
+                Variant { techniques: fess, advice: Advice::BestPerFeature, weight: 1 },
+            ];
+            let board = Board::new(&lvl);
+            let (report, _) = solve_interleaved(&board, &variants, &mut Budget::unlimited());
+            match report.outcome {
+                Outcome::Solved(solution) => {
+                    let plan = plan::lurd(&board, &solution.actions).expect("plan");
+                    prop_assert!(replay(&lvl, &plan, Snapshots::None).solved, "{}", text);
+                    prop_assert!(expected.is_some(), "{}", text);
+                    // Shortening finds the optimum, or proves the plan is one.
+                    let found = solution.actions.len();
+                    let (shortened, _) = shorten(board.clone(), Bound::Matching, found, &mut Budget::unlimited());
+                    match shortened {
+                        Shortened::Optimal => prop_assert_eq!(Some(found), expected, "{}", text),
+                        Shortened::Shorter(pushes) => {
+                            prop_assert_eq!(Some(pushes.len()), expected, "{}", text);
+                            let plan = plan::lurd(&board, &pushes).expect("plan");
+                            prop_assert!(replay(&lvl, &plan, Snapshots::None).solved, "{}", text);
+                        }
+                        Shortened::Unknown => prop_assert!(false, "unlimited, yet unknown: {}", text),
+                    }
+                }
+                outcome => prop_assert!(outcome == Outcome::Unsolvable && expected.is_none(), "{:?}: {}", outcome, text),
             }
         }
     }

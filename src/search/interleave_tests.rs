@@ -1,0 +1,179 @@
+//! Feature-space searches taking turns ([`solve_interleaved`]), and A* below a known
+//! cost ([`solve_below`]), on the test maze.
+
+use super::tests::{Maze, Step};
+use super::*;
+
+/// The maze, and whether its searches may conclude anything from running out of
+/// states (not when it stands for a domain that cuts moves).
+struct Room {
+    maze: Maze,
+    exhaustive: bool,
+}
+
+impl Domain for Room {
+    type State = (i32, i32);
+    type Key = (i32, i32);
+    type Action = Step;
+    fn initial_state(&self) -> (i32, i32) {
+        self.maze.initial_state()
+    }
+    fn is_goal(&self, s: &(i32, i32)) -> bool {
+        self.maze.is_goal(s)
+    }
+    fn key(&self, s: &(i32, i32)) -> (i32, i32) {
+        *s
+    }
+    fn expand(&self, s: &(i32, i32), out: &mut Vec<Successor<(i32, i32), Step>>) {
+        self.maze.expand(s, out)
+    }
+    fn estimate(&self, s: &(i32, i32)) -> Option<Cost> {
+        self.maze.estimate(s)
+    }
+    fn exhaustive(&self) -> bool {
+        self.exhaustive
+    }
+}
+
+const SIZE: usize = 40;
+
+/// A SIZE×SIZE room with the start and goal in the top corners, either side of a wall
+/// that leaves a gap only at the bottom; with `sealed`, no gap. The estimate pulls
+/// every search along the wall first, so each takes many turns.
+fn room(sealed: bool, exhaustive: bool) -> Room {
+    let rows: Vec<String> = (0..SIZE)
+        .map(|y| {
+            (0..SIZE)
+                .map(|x| match (x, y) {
+                    (0, 0) => 'S',
+                    (x, 0) if x == SIZE - 1 => 'G',
+                    (x, y) if x == SIZE / 2 && (sealed || y < SIZE - 1) => '#',
+                    _ => '.',
+                })
+                .collect()
+        })
+        .collect();
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    Room {
+        maze: Maze::parse(&rows),
+        exhaustive,
+    }
+}
+
+/// Open cells on the start's side of the sealed wall.
+const START_SIDE: u64 = (SIZE * SIZE / 2) as u64;
+
+const BEST: Advice = Advice::BestPerFeature;
+const EVERY: Advice = Advice::EveryImprovement;
+
+#[test]
+fn interleaved_searches_take_turns_until_one_solves() {
+    let open = room(false, true);
+    let (report, last) = solve_interleaved(
+        &[(&open, BEST, 1), (&open, EVERY, 3)],
+        &mut Budget::unlimited(),
+    );
+    let Outcome::Solved(solution) = &report.outcome else {
+        panic!("{:?}", report.outcome);
+    };
+    assert_eq!(open.maze.play(&solution.actions), Some(open.maze.goal));
+    assert!(last < 2);
+    assert!(!report.proved_optimal);
+    // More than a turn of each: the searches did take turns.
+    assert!(report.stats.nodes_expanded > 4 * fess::TURN_EXPANSIONS);
+}
+
+#[test]
+fn only_an_exhaustive_domain_proves_a_sealed_goal_unreachable() {
+    let cut = room(true, false);
+    let (report, _) = solve_interleaved(
+        &[(&cut, BEST, 1), (&cut, EVERY, 1)],
+        &mut Budget::unlimited(),
+    );
+    assert_eq!(report.outcome, Outcome::GaveUp);
+    // Both searches saw all of the start's side before giving up.
+    assert_eq!(report.stats.unique_states, Some(2 * START_SIDE));
+
+    // Once the cut search drops out, the exhaustive one goes on and proves it.
+    let plain = room(true, true);
+    let (report, last) = solve_interleaved(
+        &[(&cut, EVERY, 1), (&plain, BEST, 1)],
+        &mut Budget::unlimited(),
+    );
+    assert_eq!((report.outcome, last), (Outcome::Unsolvable, 1));
+    assert_eq!(report.stats.unique_states, Some(2 * START_SIDE));
+
+    // Alone, a cut search proves nothing either.
+    let report = solve(
+        &cut,
+        Algorithm::FeatureSpace { advice: BEST },
+        &mut Budget::unlimited(),
+    );
+    assert_eq!(report.outcome, Outcome::GaveUp);
+}
+
+#[test]
+fn interleaved_searches_share_the_node_limit_and_the_memory_cap() {
+    let cut = room(true, false);
+    let searches = [(&cut, BEST, 1), (&cut, EVERY, 1)];
+    let limits = Limits {
+        max_nodes: Some(300),
+        ..Limits::default()
+    };
+    let (report, _) = solve_interleaved(&searches, &mut Budget::new(limits, CancelFlag::new()));
+    assert_eq!(report.outcome, Outcome::Stopped(Stop::NodeLimit));
+    assert_eq!(report.stats.nodes_expanded, 300);
+
+    // A cap one search fits under alone, but not two.
+    let alone = |cap| {
+        let limits = Limits {
+            max_memory_bytes: Some(cap),
+            ..Limits::default()
+        };
+        let mut budget = Budget::new(limits, CancelFlag::new());
+        solve_interleaved(&searches[..1], &mut budget).0.outcome
+    };
+    let mut cap = 1u64 << 40;
+    while alone(cap / 2) == Outcome::GaveUp {
+        cap /= 2;
+    }
+    assert_eq!(alone(cap), Outcome::GaveUp);
+    let limits = Limits {
+        max_memory_bytes: Some(cap),
+        ..Limits::default()
+    };
+    let (report, _) = solve_interleaved(&searches, &mut Budget::new(limits, CancelFlag::new()));
+    assert_eq!(report.outcome, Outcome::Stopped(Stop::MemoryLimit));
+}
+
+#[test]
+fn memory_held_elsewhere_counts_against_the_cap() {
+    let limits = Limits {
+        max_memory_bytes: Some(1000),
+        ..Limits::default()
+    };
+    let mut budget = Budget::new(limits, CancelFlag::new());
+    assert_eq!(budget.check_memory(600), Ok(()));
+    budget.set_held_elsewhere(500);
+    assert_eq!(budget.check_memory(600), Err(Stop::MemoryLimit));
+    budget.set_held_elsewhere(0);
+    assert_eq!(budget.check_memory(600), Ok(()));
+}
+
+#[test]
+fn a_star_below_a_known_cost_finds_the_optimum_or_proves_there_is_none_cheaper() {
+    let open = room(false, true);
+    let shortest = open.maze.shortest().expect("a way round the wall");
+    let report = solve_below(&open, shortest + 10, &mut Budget::unlimited());
+    let Outcome::Solved(solution) = &report.outcome else {
+        panic!("{:?}", report.outcome);
+    };
+    assert_eq!(solution.cost, shortest);
+    assert!(report.proved_optimal);
+    assert_eq!(open.maze.play(&solution.actions), Some(open.maze.goal));
+
+    let report = solve_below(&open, shortest, &mut Budget::unlimited());
+    assert_eq!(report.outcome, Outcome::Unsolvable);
+    // Only the states that could still beat the bound were stored.
+    assert!(report.stats.unique_states < Some(START_SIDE * 2));
+}
