@@ -488,6 +488,13 @@ fn sokoban_bench_prints_a_line_per_level_and_checks_optima() {
         assert!(!lines[0][key].is_null(), "{key}");
     }
     assert_eq!(lines[2]["summary"]["solved"], 2);
+    assert_eq!(lines[2]["summary"]["optimal"], 2);
+    // Linux tells the load average; the run's start and end are reported.
+    let load = &lines[2]["summary"]["load_average"];
+    assert!(
+        load.as_array().is_some_and(|l| l.len() == 2 && l.iter().all(|x| x.as_f64().is_some_and(|x| x >= 0.0))),
+        "{load}"
+    );
 
     let wrong = write_file("wrong.optima", "2 3\n");
     let output = puzzled(

@@ -39,12 +39,23 @@ struct LevelSummary {
     algorithm: String,
     heuristic: &'static str,
     solved: usize,
+    /// Solved with the plan proved push-optimal.
+    optimal: usize,
     total: usize,
     wrong_pushes: usize,
     total_ms: f64,
     /// Over solved levels only.
     median_ms: f64,
     nodes_expanded: u64,
+    /// The machine's one-minute load average when the run began and ended (Linux), to
+    /// tell a quiet machine's figures from a busy one's.
+    load_average: Option<[f64; 2]>,
+}
+
+/// The one-minute load average, where the system tells it.
+fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// `level pushes` lines, `#` comments: proved push optima to check against.
@@ -108,6 +119,7 @@ pub fn run(args: &BenchArgs, suite: &PathBuf) -> Result<i32, CliError> {
         total: levels.len(),
         ..LevelSummary::default()
     };
+    let load_at_start = load_average();
     let mut times = Vec::new();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let (sender, receiver) = std::sync::mpsc::channel();
@@ -144,6 +156,7 @@ pub fn run(args: &BenchArgs, suite: &PathBuf) -> Result<i32, CliError> {
                 let expected = optima.get(&level.index).copied();
                 if report.status == JobStatus::Solved {
                     summary.solved += 1;
+                    summary.optimal += usize::from(report.optimal);
                     times.push(elapsed_ms);
                 }
                 let wrong = report.optimal && expected.is_some() && pushes != expected;
@@ -184,18 +197,23 @@ pub fn run(args: &BenchArgs, suite: &PathBuf) -> Result<i32, CliError> {
     });
     printed?;
     summary.median_ms = median(&mut times);
+    summary.load_average = load_at_start.zip(load_average()).map(|(a, b)| [a, b]);
     if args.json {
         println!("{}", serde_json::json!({ "summary": summary }));
     } else {
         println!(
-            "{} {}: solved {}/{}, median {:.3} ms per solved level, total {:.1} ms, {} nodes expanded",
+            "{} {}: solved {}/{} ({} proved optimal), median {:.3} ms per solved level, total {:.1} ms, {} nodes expanded{}",
             summary.algorithm,
             summary.heuristic,
             summary.solved,
             summary.total,
+            summary.optimal,
             summary.median_ms,
             summary.total_ms,
-            summary.nodes_expanded
+            summary.nodes_expanded,
+            summary.load_average.map_or(String::new(), |[a, b]| format!(
+                ", load average {a:.2} to {b:.2}"
+            ))
         );
     }
     if summary.wrong_pushes > 0 {
