@@ -5,11 +5,12 @@
 //! leave-one-out one turns each off in the full `any` search (the portfolio `auto` runs).
 //!
 //! ```text
-//! cargo run --release --example sokoban_enhancements -- FILE nodes|ms LIMIT [JOBS] [ID,ID,...]
-//! cargo run --release --example sokoban_enhancements -- benches/data/xsokoban90.xsb nodes 20000 2
+//! cargo run --release --example sokoban_enhancements -- FILE nodes|ms LIMIT [--jobs N] [--ids 1,2,...] [--rows TEXT]
+//! cargo run --release --example sokoban_enhancements -- benches/data/xsokoban90.xsb nodes 10000 --jobs 2
 //! ```
 //! A node limit makes the tables the same on any machine and under any load; a time
-//! limit weighs each technique's cost per node too.
+//! limit weighs each technique's cost per node too. `--rows` runs only the rows whose
+//! name contains TEXT.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -26,8 +27,10 @@ enum Search {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [path, unit, limit, rest @ ..] = args.as_slice() else {
-        eprintln!("usage: sokoban_enhancements FILE nodes|ms LIMIT [JOBS] [ID,ID,...]");
+    let usage =
+        "usage: sokoban_enhancements FILE nodes|ms LIMIT [--jobs N] [--ids 1,2,...] [--rows TEXT]";
+    let [path, unit, limit, options @ ..] = args.as_slice() else {
+        eprintln!("{usage}");
         std::process::exit(2);
     };
     let limit: u64 = limit.parse().expect("LIMIT is a number");
@@ -45,13 +48,20 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let jobs: usize = rest
-        .first()
-        .map_or(1, |j| j.parse().expect("JOBS is a number"));
-    let ids: Vec<usize> = rest
-        .get(1)
-        .map(|list| list.split(',').filter_map(|i| i.parse().ok()).collect())
-        .unwrap_or_default();
+    let (mut jobs, mut ids, mut only) = (1, Vec::new(), String::new());
+    for pair in options.chunks(2) {
+        match pair {
+            [flag, value] if flag == "--jobs" => jobs = value.parse().expect("--jobs N"),
+            [flag, value] if flag == "--ids" => {
+                ids = value.split(',').filter_map(|i| i.parse().ok()).collect();
+            }
+            [flag, value] if flag == "--rows" => only = value.clone(),
+            _ => {
+                eprintln!("{usage}");
+                std::process::exit(2);
+            }
+        }
+    }
     let text = std::fs::read_to_string(path).expect("read the collection");
     let levels: Vec<(usize, Level)> = sokoban::read_collection(&text)
         .into_iter()
@@ -66,7 +76,7 @@ fn main() {
         println!("{title}:\n");
         println!("| configuration | solved | nodes expanded (solved levels) | s | unsolved |");
         println!("|---|---|---|---|---|");
-        for (name, search) in rows {
+        for (name, search) in rows.into_iter().filter(|(name, _)| name.contains(&only)) {
             let results = solve_all(&levels, &search, limits, jobs);
             let solved: Vec<_> = results.iter().filter(|r| r.1).collect();
             let nodes: u64 = solved.iter().map(|r| r.2).sum();

@@ -113,6 +113,9 @@ pub struct SearchArgs {
     pub max_nodes: Option<u64>,
     #[arg(long)]
     pub timeout_ms: Option<u64>,
+    /// Memory cap for what the search stores, in MiB (the service's --max-job-memory-mib)
+    #[arg(long)]
+    pub max_memory_mib: Option<u64>,
     /// Where pattern databases are cached
     #[arg(long, env = "PUZZLED_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
@@ -186,7 +189,7 @@ impl SearchArgs {
         let limits = JobLimits {
             max_nodes: self.max_nodes,
             timeout: self.timeout_ms.map(Duration::from_millis),
-            max_memory_bytes: None,
+            max_memory_bytes: self.max_memory_mib.map(|mib| mib.saturating_mul(1 << 20)),
         };
         names.apply(JobSpec {
             limits,

@@ -138,15 +138,14 @@ pub fn run_resolved(
                         // As long again as the search took, within what is left.
                         let want = spent.elapsed.max(SHORTEN_AT_LEAST);
                         let limits = Limits {
-                            max_nodes: limits
-                                .max_nodes
-                                .map(|n| n.saturating_sub(spent.nodes_expanded)),
                             timeout: Some(limits.timeout.map_or(want, |total| {
                                 want.min(total.saturating_sub(spent.elapsed))
                             })),
-                            max_memory_bytes: limits.max_memory_bytes,
+                            ..limits
                         };
-                        budget(limits)
+                        let mut budget = budget(limits);
+                        budget.carry_on(&spent);
+                        budget
                     })
                 }
             };
@@ -175,7 +174,7 @@ const SHORTEN_AT_LEAST: Duration = Duration::from_millis(100);
 
 /// A solved `report` with its plan replaced by a push-optimal one, or marked optimal,
 /// when [`sokoban::shorten`] manages within the budget `after` makes from what the
-/// search spent.
+/// search spent (a budget that carries the search's counts on).
 fn shorten<'a>(
     board: &sokoban::Board,
     bound: Bound,
@@ -200,9 +199,10 @@ fn shorten<'a>(
         Shortened::Optimal => report.proved_optimal = true,
         Shortened::Unknown => {}
     }
-    report.stats.nodes_expanded += stats.nodes_expanded;
-    report.stats.nodes_generated += stats.nodes_generated;
-    report.stats.elapsed += stats.elapsed;
+    // The budget carried the search's counts on: these are the job's totals.
+    report.stats.nodes_expanded = stats.nodes_expanded;
+    report.stats.nodes_generated = stats.nodes_generated;
+    report.stats.elapsed = stats.elapsed;
     report
 }
 

@@ -270,6 +270,20 @@ impl<'a> Budget<'a> {
         }
     }
 
+    /// Makes this budget go on from an earlier search's `spent` statistics: its counts,
+    /// its node limit and the elapsed time it reports (progress too) continue from
+    /// theirs, so a job that runs one search after another reports one rising total.
+    /// The deadline stays the one its limits gave.
+    pub fn carry_on(&mut self, spent: &Stats) {
+        self.stats.nodes_expanded = spent.nodes_expanded;
+        self.stats.nodes_generated = spent.nodes_generated;
+        self.started = self
+            .started
+            .checked_sub(spent.elapsed)
+            .unwrap_or(self.started);
+        self.countdown = self.next_countdown();
+    }
+
     /// Searches that take turns under one budget say, before each turn, what the
     /// others hold, so that together they stay under the memory cap.
     pub fn set_held_elsewhere(&mut self, bytes: u64) {

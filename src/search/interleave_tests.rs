@@ -1,46 +1,17 @@
-//! Feature-space searches taking turns ([`solve_interleaved`]), and A* below a known
-//! cost ([`solve_below`]), on the test maze.
+//! Searches that share a job: feature-space searches taking turns
+//! ([`solve_interleaved`]), A* below a known cost ([`solve_below`]) on the test maze, and
+//! a budget that goes on from an earlier search ([`Budget::carry_on`]).
 
-use super::tests::{Maze, Step};
+use super::tests::Maze;
 use super::*;
-
-/// The maze, and whether its searches may conclude anything from running out of
-/// states (not when it stands for a domain that cuts moves).
-struct Room {
-    maze: Maze,
-    exhaustive: bool,
-}
-
-impl Domain for Room {
-    type State = (i32, i32);
-    type Key = (i32, i32);
-    type Action = Step;
-    fn initial_state(&self) -> (i32, i32) {
-        self.maze.initial_state()
-    }
-    fn is_goal(&self, s: &(i32, i32)) -> bool {
-        self.maze.is_goal(s)
-    }
-    fn key(&self, s: &(i32, i32)) -> (i32, i32) {
-        *s
-    }
-    fn expand(&self, s: &(i32, i32), out: &mut Vec<Successor<(i32, i32), Step>>) {
-        self.maze.expand(s, out)
-    }
-    fn estimate(&self, s: &(i32, i32)) -> Option<Cost> {
-        self.maze.estimate(s)
-    }
-    fn exhaustive(&self) -> bool {
-        self.exhaustive
-    }
-}
 
 const SIZE: usize = 40;
 
 /// A SIZE×SIZE room with the start and goal in the top corners, either side of a wall
 /// that leaves a gap only at the bottom; with `sealed`, no gap. The estimate pulls
-/// every search along the wall first, so each takes many turns.
-fn room(sealed: bool, exhaustive: bool) -> Room {
+/// every search along the wall first, so each takes many turns. Not `exhaustive`, it
+/// stands for a domain that cuts moves.
+fn room(sealed: bool, exhaustive: bool) -> Maze {
     let rows: Vec<String> = (0..SIZE)
         .map(|y| {
             (0..SIZE)
@@ -54,10 +25,9 @@ fn room(sealed: bool, exhaustive: bool) -> Room {
         })
         .collect();
     let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
-    Room {
-        maze: Maze::parse(&rows),
-        exhaustive,
-    }
+    let mut maze = Maze::parse(&rows);
+    maze.exhaustive = exhaustive;
+    maze
 }
 
 /// Open cells on the start's side of the sealed wall.
@@ -76,7 +46,7 @@ fn interleaved_searches_take_turns_until_one_solves() {
     let Outcome::Solved(solution) = &report.outcome else {
         panic!("{:?}", report.outcome);
     };
-    assert_eq!(open.maze.play(&solution.actions), Some(open.maze.goal));
+    assert_eq!(open.play(&solution.actions), Some(open.goal));
     assert!(last < 2);
     assert!(!report.proved_optimal);
     // More than a turn of each: the searches did take turns.
@@ -163,17 +133,38 @@ fn memory_held_elsewhere_counts_against_the_cap() {
 #[test]
 fn a_star_below_a_known_cost_finds_the_optimum_or_proves_there_is_none_cheaper() {
     let open = room(false, true);
-    let shortest = open.maze.shortest().expect("a way round the wall");
+    let shortest = open.shortest().expect("a way round the wall");
     let report = solve_below(&open, shortest + 10, &mut Budget::unlimited());
     let Outcome::Solved(solution) = &report.outcome else {
         panic!("{:?}", report.outcome);
     };
     assert_eq!(solution.cost, shortest);
     assert!(report.proved_optimal);
-    assert_eq!(open.maze.play(&solution.actions), Some(open.maze.goal));
+    assert_eq!(open.play(&solution.actions), Some(open.goal));
 
     let report = solve_below(&open, shortest, &mut Budget::unlimited());
     assert_eq!(report.outcome, Outcome::Unsolvable);
     // Only the states that could still beat the bound were stored.
     assert!(report.stats.unique_states < Some(START_SIDE * 2));
+}
+
+#[test]
+fn a_budget_carries_an_earlier_search_s_counts_and_time_on() {
+    let limits = Limits {
+        max_nodes: Some(10),
+        ..Limits::default()
+    };
+    let mut budget = Budget::new(limits, CancelFlag::new());
+    let spent = Stats {
+        nodes_expanded: 8,
+        nodes_generated: 20,
+        elapsed: std::time::Duration::from_secs(1),
+        ..Stats::default()
+    };
+    budget.carry_on(&spent);
+    assert_eq!(budget.expand(), Ok(()));
+    assert_eq!(budget.expand(), Err(Stop::NodeLimit));
+    let stats = budget.finish();
+    assert_eq!((stats.nodes_expanded, stats.nodes_generated), (10, 20));
+    assert!(stats.elapsed >= spent.elapsed);
 }

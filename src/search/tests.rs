@@ -12,6 +12,8 @@ pub(super) struct Maze {
     walls: Vec<bool>,
     start: (i32, i32),
     pub(super) goal: (i32, i32),
+    /// See [`Domain::exhaustive`]: false stands for a domain that cuts moves.
+    pub(super) exhaustive: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +32,7 @@ impl Maze {
             walls: Vec::new(),
             start: (0, 0),
             goal: (0, 0),
+            exhaustive: true,
         };
         for (y, row) in rows.iter().enumerate() {
             for (x, c) in row.chars().enumerate() {
@@ -111,6 +114,9 @@ impl Domain for Maze {
     }
     fn estimate(&self, s: &(i32, i32)) -> Option<Cost> {
         Some((s.0.abs_diff(self.goal.0) + s.1.abs_diff(self.goal.1)) as Cost)
+    }
+    fn exhaustive(&self) -> bool {
+        self.exhaustive
     }
 }
 
