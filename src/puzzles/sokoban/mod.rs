@@ -7,7 +7,9 @@
 //! its region, pruned by [`deadlock`] tests, PI-corrals and corral deadlocks, and
 //! bounded by a box–goal [`matching`];
 //! [`BoxMoveDomain`] searches the same positions with whole box moves as actions;
-//! [`solve`] picks one of the two; [`plan`] turns a push sequence back into LURD.
+//! [`solve`] picks one of the two; [`solve_interleaved`] runs feature-space variants
+//! over box moves taking turns; [`shorten`] looks for a plan with fewer pushes than a
+//! known one; [`plan`] turns a push sequence back into LURD.
 
 mod board;
 mod box_moves;
