@@ -104,7 +104,6 @@ pub fn run_resolved(
             })
         }
         (PuzzleSpec::Sokoban(level), Evaluation::Sokoban(search)) => {
-            let started = std::time::Instant::now();
             let mut job_budget = budget(limits);
             // The level is compiled once for every search, under the job's limits: on a
             // big level its tables take a while, and a cancel must still be heard.
@@ -113,10 +112,7 @@ pub fn run_resolved(
                 Err(stop) => {
                     let report = search::Report {
                         outcome: Outcome::Stopped(stop),
-                        stats: Stats {
-                            elapsed: started.elapsed(),
-                            ..Stats::default()
-                        },
+                        stats: job_budget.finish(),
                         proved_optimal: false,
                     };
                     return job_report(resolved, report, false, |_: &[sokoban::Push]| {
@@ -130,23 +126,21 @@ pub fn run_resolved(
                 }
                 SokobanSearch::Interleaved(variants) => {
                     let (report, _) = sokoban::solve_interleaved(&board, variants, &mut job_budget);
-                    drop(job_budget);
+                    let spent = report.stats;
+                    // As long again as the search took, within what is left.
+                    let want = spent.elapsed.max(SHORTEN_AT_LEAST);
+                    let timeout = limits
+                        .timeout
+                        .map_or(want, |total| want.min(total.saturating_sub(spent.elapsed)));
+                    let mut after = budget(Limits {
+                        timeout: Some(timeout),
+                        ..limits
+                    });
+                    after.carry_on(&spent);
                     let bound = variants
                         .first()
                         .map_or(Bound::Matching, |v| v.techniques.bound);
-                    shorten(&board, bound, report, |spent| {
-                        // As long again as the search took, within what is left.
-                        let want = spent.elapsed.max(SHORTEN_AT_LEAST);
-                        let limits = Limits {
-                            timeout: Some(limits.timeout.map_or(want, |total| {
-                                want.min(total.saturating_sub(spent.elapsed))
-                            })),
-                            ..limits
-                        };
-                        let mut budget = budget(limits);
-                        budget.carry_on(&spent);
-                        budget
-                    })
+                    shorten(&board, bound, report, after)
                 }
             };
             job_report(resolved, report, spec.include_boards, |pushes| {
@@ -173,18 +167,17 @@ pub fn run_resolved(
 const SHORTEN_AT_LEAST: Duration = Duration::from_millis(100);
 
 /// A solved `report` with its plan replaced by a push-optimal one, or marked optimal,
-/// when [`sokoban::shorten`] manages within the budget `after` makes from what the
-/// search spent (a budget that carries the search's counts on).
-fn shorten<'a>(
+/// when [`sokoban::shorten`] manages within `budget` (one that carries the search's
+/// counts on: [`Budget::carry_on`]).
+fn shorten(
     board: &sokoban::Board,
     bound: Bound,
     mut report: search::Report<sokoban::Push>,
-    after: impl FnOnce(Stats) -> Budget<'a>,
+    mut budget: Budget,
 ) -> search::Report<sokoban::Push> {
     let Outcome::Solved(solution) = &mut report.outcome else {
         return report;
     };
-    let mut budget = after(report.stats);
     if budget.cut_short().is_err() {
         return report;
     }
