@@ -1,9 +1,9 @@
 //! Stores each state once, with its parent link, for the graph searches.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
+use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
 use super::{Budget, Cost, Domain, Solution, Stop, Successor};
@@ -22,7 +22,9 @@ pub struct Node<D: Domain> {
 
 pub struct NodeTable<D: Domain> {
     nodes: Vec<Node<D>>,
-    index: HashMap<D::Key, NodeId, FxBuildHasher>,
+    /// Node ids, hashed and compared through their states' keys: each key lives once,
+    /// in its node, and a bucket is an id.
+    index: HashTable<NodeId>,
     /// How long the last growth of the index (a rehash, which nothing interrupts) took.
     last_growth: Duration,
 }
@@ -64,7 +66,7 @@ impl<D: Domain> NodeTable<D> {
         } else {
             buckets(index_cap)
         };
-        let bucket_bytes = std::mem::size_of::<(D::Key, NodeId)>() + 1;
+        let bucket_bytes = std::mem::size_of::<NodeId>() + 1;
         (node_slots * std::mem::size_of::<Node<D>>()
             + index_buckets * bucket_bytes
             + len * (Self::OPEN_BYTES_PER_STATE + heap_per_state)) as u64
@@ -73,17 +75,17 @@ impl<D: Domain> NodeTable<D> {
     /// Bytes the search holds for its stored states now (see `bytes_with_one_more`).
     pub fn bytes(&self, domain: &D) -> u64 {
         let buckets = (self.index.capacity() * 8 / 7).next_power_of_two();
-        let bucket_bytes = std::mem::size_of::<(D::Key, NodeId)>() + 1;
+        let bucket_bytes = std::mem::size_of::<NodeId>() + 1;
         (self.nodes.capacity() * std::mem::size_of::<Node<D>>()
             + buckets * bucket_bytes
-            + self.nodes.len() * (Self::OPEN_BYTES_PER_STATE + 2 * domain.state_heap_bytes()))
+            + self.nodes.len() * (Self::OPEN_BYTES_PER_STATE + domain.state_heap_bytes()))
             as u64
     }
 
     pub fn new() -> NodeTable<D> {
         NodeTable {
             nodes: Vec::new(),
-            index: HashMap::default(),
+            index: HashTable::new(),
             last_growth: Duration::ZERO,
         }
     }
@@ -94,6 +96,20 @@ impl<D: Domain> NodeTable<D> {
 
     pub fn node(&self, id: NodeId) -> &Node<D> {
         &self.nodes[id as usize]
+    }
+
+    fn hash(key: &D::Key) -> u64 {
+        FxBuildHasher.hash_one(key)
+    }
+
+    /// The id of the stored state whose key is `key`.
+    fn find(&self, domain: &D, key: &D::Key) -> Option<NodeId> {
+        let nodes = &self.nodes;
+        self.index
+            .find(Self::hash(key), |&id| {
+                domain.key(&nodes[id as usize].state) == *key
+            })
+            .copied()
     }
 
     pub fn clear(&mut self) {
@@ -114,9 +130,8 @@ impl<D: Domain> NodeTable<D> {
         let mut stored = 0;
         domain.expand_unknown(&node.state, out, &mut |state, cost| {
             let held = self
-                .index
-                .get(&domain.key(state))
-                .is_some_and(|&known| self.nodes[known as usize].g <= node.g + cost);
+                .find(domain, &domain.key(state))
+                .is_some_and(|known| self.nodes[known as usize].g <= node.g + cost);
             stored += usize::from(held);
             held
         });
@@ -135,48 +150,47 @@ impl<D: Domain> NodeTable<D> {
         let step = parent
             .as_ref()
             .map_or(0, |(p, _)| g - self.nodes[*p as usize].g);
-        let index_cap = self.index.capacity();
-        match self.index.entry(domain.key(&state)) {
-            Entry::Occupied(entry) => {
-                let id = *entry.get();
-                let node = &mut self.nodes[id as usize];
-                if g < node.g {
-                    node.g = g;
-                    node.parent = parent;
-                    node.step = step;
-                    Ok(Inserted::Improved(id))
-                } else {
-                    Ok(Inserted::Known)
-                }
-            }
-            Entry::Vacant(entry) => {
-                // The state and its key may each own heap memory (a Sokoban box set).
-                budget.check_memory(Self::bytes_with_one_more(
-                    &self.nodes,
-                    self.nodes.capacity(),
-                    index_cap,
-                    2 * domain.state_heap_bytes(),
-                ))?;
-                let id = NodeId::try_from(self.nodes.len()).map_err(|_| Stop::MemoryLimit)?;
-                if self.nodes.len() < index_cap {
-                    entry.insert(id);
-                } else {
-                    // The index doubles now: rehashing twice the entries takes about twice
-                    // as long as the last time, and must not run past the deadline.
-                    budget.check_time_for(2 * self.last_growth)?;
-                    let started = Instant::now();
-                    entry.insert(id);
-                    self.last_growth = started.elapsed();
-                }
-                self.nodes.push(Node {
-                    state,
-                    parent,
-                    g,
-                    step,
-                });
-                Ok(Inserted::New(id))
-            }
+        let key = domain.key(&state);
+        if let Some(id) = self.find(domain, &key) {
+            let node = &mut self.nodes[id as usize];
+            return Ok(if g < node.g {
+                node.g = g;
+                node.parent = parent;
+                node.step = step;
+                Inserted::Improved(id)
+            } else {
+                Inserted::Known
+            });
         }
+        let index_cap = self.index.capacity();
+        // The state may own heap memory (a Sokoban box set).
+        budget.check_memory(Self::bytes_with_one_more(
+            &self.nodes,
+            self.nodes.capacity(),
+            index_cap,
+            domain.state_heap_bytes(),
+        ))?;
+        let id = NodeId::try_from(self.nodes.len()).map_err(|_| Stop::MemoryLimit)?;
+        let hash = Self::hash(&key);
+        let nodes = &self.nodes;
+        let rehash = |&id: &NodeId| Self::hash(&domain.key(&nodes[id as usize].state));
+        if self.nodes.len() < index_cap {
+            self.index.insert_unique(hash, id, rehash);
+        } else {
+            // The index doubles now: rehashing twice the entries takes about twice as
+            // long as the last time, and must not run past the deadline.
+            budget.check_time_for(2 * self.last_growth)?;
+            let started = Instant::now();
+            self.index.insert_unique(hash, id, rehash);
+            self.last_growth = started.elapsed();
+        }
+        self.nodes.push(Node {
+            state,
+            parent,
+            g,
+            step,
+        });
+        Ok(Inserted::New(id))
     }
 
     /// The actions from the root to `id`, following parent links.
