@@ -11,6 +11,7 @@
 mod best_first;
 mod bfs;
 mod budget;
+mod chunked;
 mod ehc;
 mod fess;
 pub mod game;

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
+use super::chunked::Chunked;
 use super::{Budget, Cost, Domain, Solution, Stop, Successor};
 
 pub type NodeId = u32;
@@ -21,7 +22,7 @@ pub struct Node<D: Domain> {
 }
 
 pub struct NodeTable<D: Domain> {
-    nodes: Vec<Node<D>>,
+    nodes: Chunked<Node<D>>,
     /// Node ids, hashed and compared through their states' keys: each key lives once,
     /// in its node, and a bucket is an id.
     index: HashTable<NodeId>,
@@ -44,21 +45,12 @@ impl<D: Domain> NodeTable<D> {
     const OPEN_BYTES_PER_STATE: usize = 64;
 
     /// Bytes the search holds once one more state is stored. Capacities, not lengths,
-    /// are counted, and when the node vector or the index is full the old and the new
+    /// are counted, and when the node store or the index is full the old and the new
     /// allocation are both counted, since both are live while it grows: so a cap is
     /// never passed on the way, even for a moment.
-    fn bytes_with_one_more(
-        nodes: &[Node<D>],
-        vec_cap: usize,
-        index_cap: usize,
-        heap_per_state: usize,
-    ) -> u64 {
-        let len = nodes.len() + 1;
-        let node_slots = if len > vec_cap {
-            vec_cap + (2 * vec_cap).max(4)
-        } else {
-            vec_cap
-        };
+    fn bytes_with_one_more(&self, heap_per_state: usize) -> u64 {
+        let len = self.nodes.len() + 1;
+        let index_cap = self.index.capacity();
         // The index's table holds 7/8 of its buckets, a control byte each.
         let buckets = |items: usize| (items * 8 / 7).next_power_of_two();
         let index_buckets = if len > index_cap {
@@ -67,7 +59,7 @@ impl<D: Domain> NodeTable<D> {
             buckets(index_cap)
         };
         let bucket_bytes = std::mem::size_of::<NodeId>() + 1;
-        (node_slots * std::mem::size_of::<Node<D>>()
+        (self.nodes.slots_with_one_more() * std::mem::size_of::<Node<D>>()
             + index_buckets * bucket_bytes
             + len * (Self::OPEN_BYTES_PER_STATE + heap_per_state)) as u64
     }
@@ -84,7 +76,7 @@ impl<D: Domain> NodeTable<D> {
 
     pub fn new() -> NodeTable<D> {
         NodeTable {
-            nodes: Vec::new(),
+            nodes: Chunked::new(),
             index: HashTable::new(),
             last_growth: Duration::ZERO,
         }
@@ -164,12 +156,7 @@ impl<D: Domain> NodeTable<D> {
         }
         let index_cap = self.index.capacity();
         // The state may own heap memory (a Sokoban box set).
-        budget.check_memory(Self::bytes_with_one_more(
-            &self.nodes,
-            self.nodes.capacity(),
-            index_cap,
-            domain.state_heap_bytes(),
-        ))?;
+        budget.check_memory(self.bytes_with_one_more(domain.state_heap_bytes()))?;
         let id = NodeId::try_from(self.nodes.len()).map_err(|_| Stop::MemoryLimit)?;
         let hash = Self::hash(&key);
         let nodes = &self.nodes;
