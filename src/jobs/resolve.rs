@@ -15,7 +15,7 @@ use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
 use crate::puzzles::sliding::{self, Evaluator, SlidingPuzzle};
 use crate::puzzles::sokoban::{self, Bound, Techniques};
-use crate::search::{Advice, Algorithm, Weight};
+use crate::search::{Advice, Algorithm, Origin, Weight};
 
 /// Heuristic weight `auto` uses for the `any` objective on boards without tables.
 pub const AUTO_ANY_WEIGHT: u32 = 300;
@@ -169,6 +169,7 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
         },
         advice,
         weight,
+        origin: Origin::Start,
     };
     let (algorithm, search) = match (spec.algorithm, spec.objective) {
         (AlgorithmChoice::Auto, Objective::Optimal) => {
@@ -186,6 +187,10 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
                 fess(Advice::EveryImprovement, false, true, 2),
                 fess(Advice::BestPerFeature, true, false, 3),
                 fess(Advice::BestPerFeature, true, true, 3),
+                sokoban::Variant {
+                    origin: Origin::Goal,
+                    ..fess(Advice::EveryImprovement, false, false, 2)
+                },
             ];
             (
                 AlgorithmChoice::FeatureSpace,

@@ -15,7 +15,7 @@ use std::collections::{BinaryHeap, HashMap};
 use rustc_hash::FxBuildHasher;
 
 use super::node_table::{Inserted, NodeId, NodeTable};
-use super::{Advice, Budget, Cost, Domain, Features, Outcome, Stop, Successor};
+use super::{Advice, Budget, Cost, Domain, Features, Origin, Outcome, Solution, Stop, Successor};
 
 /// Queue entry, smallest first: (weight, estimate, insertion order, node).
 type Entry = Reverse<(Cost, Cost, u64, NodeId)>;
@@ -215,16 +215,27 @@ pub const TURN_EXPANSIONS: u64 = 256;
 /// Feature-space searches of `domains` (each with its advice and a weight) take turns
 /// of `weight × TURN_EXPANSIONS` expansions in one thread under one budget, until one
 /// solves, one proves there is no solution, or all give up. A search that runs out of
-/// states drops out; the others go on. Returns the outcome and which search ended it.
+/// states drops out; the others go on. Searches from the goal ([`Origin::Goal`]) meet
+/// forward ones: after each turn the states it stored are looked up in the tables of
+/// the other direction, and a state both hold joins the two paths into a plan.
+/// Returns the outcome and which search ended it.
 pub fn interleave<D: Domain>(
     searches: &[(&D, Advice, u32)],
     budget: &mut Budget,
 ) -> (Outcome<D::Action>, usize) {
-    let mut running: Vec<(Fess<D>, u32, usize)> = searches
+    let mut running: Vec<Runner<D>> = searches
         .iter()
         .enumerate()
-        .map(|(i, &(domain, advice, weight))| (Fess::new(domain, advice), weight, i))
+        .map(|(index, &(domain, advice, weight))| Runner {
+            search: Fess::new(domain, advice),
+            weight,
+            index,
+            checked: 0,
+        })
         .collect();
+    let both_ways = [Origin::Start, Origin::Goal]
+        .iter()
+        .all(|&origin| searches.iter().any(|s| s.0.origin() == origin));
     let mut last = 0;
     let mut stored = 0;
     let ended = 'turns: loop {
@@ -234,16 +245,35 @@ pub fn interleave<D: Domain>(
                 .iter()
                 .enumerate()
                 .filter(|&(j, _)| j != i)
-                .map(|(_, (search, _, _))| search.held_bytes())
+                .map(|(_, runner)| runner.search.held_bytes())
                 .sum();
             budget.set_held_elsewhere(elsewhere);
-            let (search, weight, index) = &mut running[i];
-            last = *index;
-            match search.run(budget, u64::from(*weight) * TURN_EXPANSIONS) {
-                Turn::Paused => i += 1,
-                Turn::Ended(Outcome::Unsolvable) if !search.domain.exhaustive() => {
-                    stored += search.stored();
+            let runner = &mut running[i];
+            last = runner.index;
+            let domain = runner.search.domain;
+            match runner
+                .search
+                .run(budget, u64::from(runner.weight) * TURN_EXPANSIONS)
+            {
+                Turn::Paused => {
+                    if both_ways && let Some(plan) = meet(&mut running, i) {
+                        break 'turns Outcome::Solved(plan);
+                    }
+                    i += 1;
+                }
+                Turn::Ended(Outcome::Unsolvable) if !domain.exhaustive() => {
+                    stored += runner.search.stored();
                     running.remove(i);
+                }
+                Turn::Ended(Outcome::Solved(found)) if domain.origin() == Origin::Goal => {
+                    break 'turns Outcome::Solved(joined(
+                        Solution {
+                            actions: Vec::new(),
+                            cost: 0,
+                        },
+                        found,
+                        domain,
+                    ));
                 }
                 Turn::Ended(outcome) => break 'turns outcome,
             }
@@ -255,10 +285,63 @@ pub fn interleave<D: Domain>(
     budget.set_held_elsewhere(0);
     stored += running
         .iter()
-        .map(|(search, _, _)| search.stored())
+        .map(|runner| runner.search.stored())
         .sum::<usize>();
     budget.stats.unique_states = Some(stored as u64);
     (ended, last)
+}
+
+/// One search of [`interleave`].
+struct Runner<'d, D: Domain> {
+    search: Fess<'d, D>,
+    weight: u32,
+    /// Its place among the searches asked for.
+    index: usize,
+    /// Its stored states looked up in the other direction's tables so far.
+    checked: usize,
+}
+
+/// Looks up the states search `i` stored since its last turn in the tables of the
+/// searches going the other way; the plan through the first state both hold.
+fn meet<D: Domain>(running: &mut [Runner<D>], i: usize) -> Option<Solution<D::Action>> {
+    let new = running[i].checked..running[i].search.stored();
+    running[i].checked = new.end;
+    let this = &running[i].search;
+    for id in new {
+        let state = &this.table.node(id as NodeId).state;
+        for other in running.iter().map(|runner| &runner.search) {
+            if other.domain.origin() == this.domain.origin() {
+                continue;
+            }
+            if let Some(found) = other.table.find_state(other.domain, state) {
+                let (forward, backward) = match this.domain.origin() {
+                    Origin::Start => ((this, id as NodeId), (other, found)),
+                    Origin::Goal => ((other, found), (this, id as NodeId)),
+                };
+                return Some(joined(
+                    forward.0.table.solution(forward.1),
+                    backward.0.table.solution(backward.1),
+                    backward.0.domain,
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The plan along `forward` from the start, then back along `backward`, a path found
+/// from the goal by `domain` (its actions undone, last first).
+fn joined<D: Domain>(
+    forward: Solution<D::Action>,
+    backward: Solution<D::Action>,
+    domain: &D,
+) -> Solution<D::Action> {
+    let mut actions = forward.actions;
+    actions.extend(backward.actions.into_iter().rev().map(|a| domain.undo(a)));
+    Solution {
+        actions,
+        cost: forward.cost + backward.cost,
+    }
 }
 
 /// A new child of the state being expanded.

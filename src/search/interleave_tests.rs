@@ -168,3 +168,74 @@ fn a_budget_carries_an_earlier_search_s_counts_and_time_on() {
     assert_eq!((stats.nodes_expanded, stats.nodes_generated), (10, 20));
     assert!(stats.elapsed >= spent.elapsed);
 }
+
+/// Cells 0..=LINE in a row, walked a step at a time from 0, or back from LINE
+/// ([`Origin::Goal`]); each way sees only its own half and a step past the middle, so
+/// neither reaches the other end alone.
+struct Half(Origin);
+
+const LINE: i64 = 4 * fess::TURN_EXPANSIONS as i64;
+
+impl Domain for Half {
+    type State = i64;
+    type Key = i64;
+    /// The step: +1 or -1.
+    type Action = i64;
+
+    fn initial_state(&self) -> i64 {
+        match self.0 {
+            Origin::Start => 0,
+            Origin::Goal => LINE,
+        }
+    }
+    fn is_goal(&self, cell: &i64) -> bool {
+        *cell == LINE - self.initial_state()
+    }
+    fn key(&self, cell: &i64) -> i64 {
+        *cell
+    }
+    fn expand(&self, cell: &i64, out: &mut Vec<Successor<i64, i64>>) {
+        let (step, seen) = match self.0 {
+            Origin::Start => (1, -1..=LINE / 2 + 1),
+            Origin::Goal => (-1, LINE / 2 - 1..=LINE + 1),
+        };
+        if seen.contains(&(cell + step)) {
+            out.push(Successor {
+                action: step,
+                state: cell + step,
+                cost: 1,
+            });
+        }
+    }
+    fn estimate(&self, cell: &i64) -> Option<Cost> {
+        Some((LINE - self.initial_state() - cell).unsigned_abs() as Cost)
+    }
+    fn exhaustive(&self) -> bool {
+        false
+    }
+    fn origin(&self) -> Origin {
+        self.0
+    }
+    fn undo(&self, step: i64) -> i64 {
+        -step
+    }
+}
+
+#[test]
+fn searches_from_both_ends_meet_and_join_their_paths() {
+    let (forward, backward) = (Half(Origin::Start), Half(Origin::Goal));
+    for alone in [&forward, &backward] {
+        let (report, _) = solve_interleaved(&[(alone, EVERY, 1)], &mut Budget::unlimited());
+        assert_eq!(report.outcome, Outcome::GaveUp);
+    }
+    let (report, _) = solve_interleaved(
+        &[(&backward, EVERY, 1), (&forward, BEST, 1)],
+        &mut Budget::unlimited(),
+    );
+    let Outcome::Solved(solution) = report.outcome else {
+        panic!("{:?}", report.outcome);
+    };
+    // The forward half, then the backward one undone: every step forward, 0 to LINE.
+    assert_eq!(solution.actions, vec![1; LINE as usize]);
+    assert_eq!(solution.cost, LINE as Cost);
+}

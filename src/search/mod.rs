@@ -105,6 +105,26 @@ pub trait Domain {
     fn state_heap_bytes(&self) -> usize {
         0
     }
+    /// Where its searches set out from. A domain that searches back from the goal
+    /// ([`Origin::Goal`]) takes turns with forward ones in [`solve_interleaved`], which
+    /// joins the two where they meet and turns its half around with [`Domain::undo`].
+    fn origin(&self) -> Origin {
+        Origin::Start
+    }
+    /// For a domain searching from the goal: the forward action that undoes `action`
+    /// (never asked of a forward domain).
+    fn undo(&self, action: Self::Action) -> Self::Action {
+        action
+    }
+}
+
+/// Where a search sets out from ([`Domain::origin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The initial state, toward the goal: the actions are the plan.
+    Start,
+    /// The goal, toward the initial state: the plan is the actions undone, in reverse.
+    Goal,
 }
 
 /// Weight on the heuristic, in percent: 100 is plain A*/IDA*; more trades

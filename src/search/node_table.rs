@@ -104,6 +104,11 @@ impl<D: Domain> NodeTable<D> {
             .copied()
     }
 
+    /// The id of the stored state key-equal to `state`.
+    pub fn find_state(&self, domain: &D, state: &D::State) -> Option<NodeId> {
+        self.find(domain, &domain.key(state))
+    }
+
     pub fn clear(&mut self) {
         self.nodes.clear();
         self.index.clear();

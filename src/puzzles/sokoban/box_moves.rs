@@ -9,7 +9,8 @@ use super::boxes::{flip, has_box};
 use super::cuts::Cuts;
 use super::domain::{Push, SokobanDomain, State};
 use super::flood::Flood;
-use crate::search::{Cost, Domain, Features, Successor};
+use super::pulls::Backward;
+use crate::search::{Cost, Domain, Features, Origin, Successor};
 
 use std::cell::RefCell;
 
@@ -32,8 +33,10 @@ pub struct Placed {
 
 /// [`SokobanDomain`]'s positions, bounds and pruning, with box moves as actions.
 pub struct BoxMoveDomain {
-    pushes: SokobanDomain,
-    walk: RefCell<BoxWalk>,
+    pub(super) pushes: SokobanDomain,
+    pub(super) walk: RefCell<BoxWalk>,
+    /// Set when it searches back from the goal, by pulls ([`super::pulls`]).
+    backward: Option<Backward>,
 }
 
 impl BoxMoveDomain {
@@ -41,6 +44,17 @@ impl BoxMoveDomain {
         BoxMoveDomain {
             pushes,
             walk: RefCell::default(),
+            backward: None,
+        }
+    }
+
+    /// The same positions searched back from the goal: pulls from the goal position
+    /// toward the level's start ([`super::pulls`]).
+    pub fn from_goal(pushes: SokobanDomain) -> BoxMoveDomain {
+        let backward = Backward::new(pushes.board(), pushes.initial_state());
+        BoxMoveDomain {
+            backward: Some(backward),
+            ..BoxMoveDomain::new(pushes)
         }
     }
 
@@ -55,24 +69,41 @@ impl BoxMoveDomain {
         let mut state = self.pushes.initial_state();
         let mut player = board.start_player();
         let mut region = Flood::default();
+        let mut after = Flood::default();
         let walk = &mut *self.walk.borrow_mut();
         let mut pushes = Vec::new();
         for m in moves {
             if !has_box(&state.boxes, m.from) {
                 return None;
             }
+            let stand = board.neighbour(m.to, m.side);
+            if stand == NONE || (m.to != m.from && has_box(&state.boxes, m.to)) {
+                return None;
+            }
+            // The move names a side of the box's last square; any push path that ends
+            // with the player in that side's area plays it.
+            let mut moved = state.boxes.clone();
+            flip(&mut moved, m.from);
+            flip(&mut moved, m.to);
+            let area = after.fill(board, &moved, stand);
             region.fill(board, &state.boxes, player);
             let mut found = None;
-            walk.run(board, &state.boxes, m.from, &region, |landing| {
-                let hit = landing.to == m.to && landing.side == m.side;
-                if hit {
-                    found = Some(());
-                }
-                !hit
-            });
-            found?;
+            walk.run(
+                board,
+                &state.boxes,
+                (m.from, Way::Push),
+                |s| region.reached(s),
+                |landing| {
+                    let hit = landing.to == m.to && landing.player == area;
+                    if hit {
+                        found = Some(landing.side);
+                    }
+                    !hit
+                },
+            );
+            let side = found?;
             let start = pushes.len();
-            let mut node = BoxWalk::node(m.to, m.side);
+            let mut node = BoxWalk::node(m.to, side);
             while let Some(previous) = walk.came_from(node) {
                 let (square, side) = BoxWalk::unpack(previous);
                 pushes.push(Push {
@@ -82,23 +113,32 @@ impl BoxMoveDomain {
                 node = previous;
             }
             pushes[start..].reverse();
-            flip(&mut state.boxes, m.from);
-            flip(&mut state.boxes, m.to);
-            player = board.neighbour(m.to, m.side);
+            state.boxes = moved;
+            player = stand;
         }
         Some(pushes)
     }
 }
 
+/// Which way a [`BoxWalk`] moves its box.
+#[derive(Clone, Copy)]
+pub(super) enum Way<'a> {
+    Push,
+    /// Pulls, for the search back from the goal, onto squares `Backward` keeps.
+    Pull(&'a Backward),
+}
+
 /// Breadth-first search over one box's positions: nodes are (box square, the side of
-/// it the player stands on), edges single pushes, the other boxes fixed.
+/// it the player stands on), edges single pushes (or pulls), the other boxes fixed.
 #[derive(Default)]
-struct BoxWalk {
+pub(super) struct BoxWalk {
     stamp: Vec<u32>,
     generation: u32,
     /// Per node, the node it was pushed from (`u32::MAX` at the start).
     parent: Vec<u32>,
     pushes: Vec<u16>,
+    /// Per node, the side the player stood on before the first push of its path.
+    origin: Vec<Direction>,
     queue: Vec<u32>,
     others: Vec<u64>,
     cuts: Cuts,
@@ -118,15 +158,15 @@ impl BoxWalk {
         (parent != u32::MAX).then_some(parent)
     }
 
-    /// Walks the box on `from` (among `boxes`), the player's area being `region`.
-    /// Calls `found` for each new area the player stands in beside a new box square;
-    /// it returns false to stop.
-    fn run(
+    /// Walks the box on `from` (among `boxes`) the `way` given, from every side the
+    /// player `can_stand` on. Calls `found` for each new area the player stands in
+    /// beside a new box square; it returns false to stop.
+    pub(super) fn run(
         &mut self,
         board: &Board,
         boxes: &[u64],
-        from: u16,
-        region: &Flood,
+        (from, way): (u16, Way),
+        can_stand: impl Fn(u16) -> bool,
         mut found: impl FnMut(Landing) -> bool,
     ) {
         let n = board.n_squares() * 4;
@@ -134,6 +174,7 @@ impl BoxWalk {
             self.stamp = vec![0; n];
             self.parent = vec![u32::MAX; n];
             self.pushes = vec![0; n];
+            self.origin = vec![Direction::Up; n];
             self.generation = 0;
         }
         self.generation += 1;
@@ -141,11 +182,12 @@ impl BoxWalk {
         self.queue.clear();
         for side in Direction::ALL {
             let stand = board.neighbour(from, side);
-            if stand != NONE && region.reached(stand) {
+            if stand != NONE && !has_box(boxes, stand) && can_stand(stand) {
                 let node = Self::node(from, side);
                 self.stamp[node as usize] = generation;
                 self.parent[node as usize] = u32::MAX;
                 self.pushes[node as usize] = 0;
+                self.origin[node as usize] = side;
                 self.queue.push(node);
             }
         }
@@ -163,19 +205,32 @@ impl BoxWalk {
             let node = self.queue[next];
             next += 1;
             let (square, side) = Self::unpack(node);
-            let direction = side.opposite();
-            let to = board.neighbour(square, direction);
+            // The box goes to `to` and the player ends on `after`, beside it on `side`:
+            // a push from the box's far side, or a pull stepping back from its near one.
+            let (to, after, dead) = match way {
+                Way::Push => {
+                    let to = board.neighbour(square, side.opposite());
+                    (to, square, to != NONE && board.is_dead(to))
+                }
+                Way::Pull(backward) => {
+                    let to = board.neighbour(square, side);
+                    let after = board.neighbour(to, side);
+                    let blocked = after == NONE || has_box(&self.others, after);
+                    (to, after, blocked || backward.is_dead(to))
+                }
+            };
             if to == NONE
+                || dead
                 || has_box(&self.others, to)
-                || board.is_dead(to)
                 || self.stamp[Self::node(to, side) as usize] == generation
             {
                 continue;
             }
-            // The player's area with the box on `to` is the piece `square` falls in:
-            // every side of `to` in that piece is a node reached by this push.
-            let piece = self.cuts.piece(board, to, square);
+            // The player's area with the box on `to` is the piece `after` falls in:
+            // every side of `to` in that piece is a node reached by this move.
+            let piece = self.cuts.piece(board, to, after);
             let pushes = self.pushes[node as usize] + 1;
+            let origin = self.origin[node as usize];
             for beside in Direction::ALL {
                 let stand = board.neighbour(to, beside);
                 if stand != NONE
@@ -187,6 +242,7 @@ impl BoxWalk {
                         self.stamp[reached as usize] = generation;
                         self.parent[reached as usize] = node;
                         self.pushes[reached as usize] = pushes;
+                        self.origin[reached as usize] = origin;
                         self.queue.push(reached);
                     }
                 }
@@ -197,6 +253,7 @@ impl BoxWalk {
                 pushes,
                 player: self.cuts.smallest(board, to, piece),
                 areas: (around, self.cuts.pieces(board, to)),
+                origin,
             };
             if !found(landing) {
                 return;
@@ -206,14 +263,16 @@ impl BoxWalk {
 }
 
 /// Where one walk of a box put it: on `to` with the player on side `side`, after
-/// `pushes` pushes; the player's area's smallest square; and the number of areas
-/// its own area becomes with the box on its start square and on `to`.
-struct Landing {
-    to: u16,
-    side: Direction,
-    pushes: u16,
-    player: u16,
-    areas: (u16, u16),
+/// `pushes` moves; the player's area's smallest square; the number of areas its own
+/// area becomes with the box on its start square and on `to`; and the side the player
+/// stood on at the start.
+pub(super) struct Landing {
+    pub to: u16,
+    pub side: Direction,
+    pub pushes: u16,
+    pub player: u16,
+    pub areas: (u16, u16),
+    pub origin: Direction,
 }
 
 impl Domain for BoxMoveDomain {
@@ -222,12 +281,18 @@ impl Domain for BoxMoveDomain {
     type Action = BoxMove;
 
     fn initial_state(&self) -> Placed {
+        if let Some(backward) = &self.backward {
+            return backward.root(self.board());
+        }
         let position = self.pushes.initial_state();
         let regions = Flood::default().count_regions(self.board(), &position.boxes);
         Placed { position, regions }
     }
 
     fn is_goal(&self, state: &Placed) -> bool {
+        if let Some(backward) = &self.backward {
+            return backward.is_start(&state.position);
+        }
         self.pushes.is_goal(&state.position)
     }
 
@@ -245,6 +310,9 @@ impl Domain for BoxMoveDomain {
         out: &mut Vec<Successor<Placed, BoxMove>>,
         known: &mut dyn FnMut(&Placed, Cost) -> bool,
     ) {
+        if let Some(backward) = &self.backward {
+            return self.expand_pulls(backward, placed, out, known);
+        }
         let state = &placed.position;
         let board = self.board();
         let scratch = &mut *self.pushes.scratch();
@@ -281,14 +349,15 @@ impl Domain for BoxMoveDomain {
             walk.run(
                 board,
                 &state.boxes,
-                from,
-                &region,
+                (from, Way::Push),
+                |s| region.reached(s),
                 |Landing {
                      to,
                      side,
                      pushes,
                      player,
                      areas: (around, split),
+                     ..
                  }| {
                     if self.pushes.poll_child(out.len()).is_err() {
                         cut_short = true;
@@ -348,11 +417,26 @@ impl Domain for BoxMoveDomain {
     }
 
     fn exhaustive(&self) -> bool {
-        !self.pushes.techniques().goal_cuts
+        // Running out of pulls proves nothing the forward searches need.
+        self.backward.is_none() && !self.pushes.techniques().goal_cuts
     }
 
     fn features(&self, state: &Placed) -> Features {
-        self.pushes.features_with(&state.position, state.regions)
+        match &self.backward {
+            Some(backward) => backward.features(state),
+            None => self.pushes.features_with(&state.position, state.regions),
+        }
+    }
+
+    fn origin(&self) -> Origin {
+        match self.backward {
+            Some(_) => Origin::Goal,
+            None => Origin::Start,
+        }
+    }
+
+    fn undo(&self, action: BoxMove) -> BoxMove {
+        Backward::undo(action)
     }
 
     fn state_heap_bytes(&self) -> usize {

@@ -26,6 +26,7 @@ pub mod matching;
 mod packing;
 mod parse;
 pub mod plan;
+mod pulls;
 mod replay;
 mod scratch;
 
@@ -35,7 +36,7 @@ pub use domain::{Bound, Push, SokobanDomain, State, Techniques};
 pub use parse::{LevelText, read_collection};
 pub use replay::{Replay, Snapshots, count_pushes, replay};
 
-use crate::search::{self, Advice, Algorithm, Budget, Domain, Outcome, Report, Solution};
+use crate::search::{self, Advice, Algorithm, Budget, Domain, Origin, Outcome, Report, Solution};
 
 /// Runs `algorithm` on the compiled level `board` ([`Board::build`], once per job:
 /// each search takes a copy), over single pushes or, when `techniques.box_moves` says
@@ -63,6 +64,9 @@ pub struct Variant {
     pub advice: Advice,
     /// Its turns' length against the others'.
     pub weight: u32,
+    /// Forward by pushes, or back from the goal by pulls ([`BoxMoveDomain::from_goal`]),
+    /// meeting the forward ones.
+    pub origin: Origin,
 }
 
 /// Feature-space searches over box moves, one per variant, taking turns in this
@@ -81,7 +85,10 @@ pub fn solve_interleaved(
                 ..variant.techniques
             };
             let pushes = SokobanDomain::on_board(board.clone(), techniques, budget.interrupt());
-            BoxMoveDomain::new(pushes)
+            match variant.origin {
+                Origin::Start => BoxMoveDomain::new(pushes),
+                Origin::Goal => BoxMoveDomain::from_goal(pushes),
+            }
         })
         .collect();
     let searches: Vec<_> = domains

@@ -3,7 +3,9 @@ use std::collections::{HashSet, VecDeque};
 use proptest::prelude::*;
 
 use super::*;
-use crate::search::{self, Advice, Algorithm, Budget, CancelFlag, Limits, Outcome, Stop, Weight};
+use crate::search::{
+    self, Advice, Algorithm, Budget, CancelFlag, Limits, Origin, Outcome, Stop, Weight,
+};
 
 const MICROBAN: &str = include_str!("../../../benches/data/microban155.xsb");
 
@@ -521,10 +523,12 @@ proptest! {
                     prop_assert!(matches!(report.outcome, Outcome::GaveUp), "{:?}: {}", report.outcome, text);
                 }
             }
-            // Taking turns, a search with cuts beside a complete one: still complete.
+            // Taking turns, a search with cuts and one from the goal beside a complete
+            // one: still complete, and a plan joined where two of them meet replays.
             let variants = [
-                Variant { techniques: cut, advice: Advice::EveryImprovement, weight: 1 },
-                Variant { techniques: fess, advice: Advice::BestPerFeature, weight: 1 },
+                Variant { techniques: cut, advice: Advice::EveryImprovement, weight: 1, origin: Origin::Start },
+                Variant { techniques: fess, advice: Advice::BestPerFeature, weight: 1, origin: Origin::Start },
+                Variant { techniques: fess, advice: Advice::EveryImprovement, weight: 1, origin: Origin::Goal },
             ];
             let board = Board::new(&lvl);
             let (report, _) = solve_interleaved(&board, &variants, &mut Budget::unlimited());

@@ -1,0 +1,223 @@
+//! The search back from the goal (Festival's backward search): boxes start on the
+//! goals, with the player anywhere, and are pulled, a whole box move at a time, until
+//! the level's start comes back. Every position it reaches can be pushed on to the
+//! goal (its pulls reversed), so forward deadlock tests have nothing to find; instead
+//! a box is never pulled onto a square no start box can be pushed to. A forward and a
+//! backward search that store the same position meet there
+//! ([`crate::search::solve_interleaved`]).
+
+use super::board::{Board, NONE};
+use super::box_moves::{BoxMove, BoxMoveDomain, Landing, Placed, Way};
+use super::boxes::{BoxSet, flip, has_box, squares, words};
+use super::domain::State;
+use super::flood::Flood;
+use crate::search::{Cost, Features, Successor};
+
+/// What a search from the goal needs besides the forward domain.
+pub(super) struct Backward {
+    /// The level's start, as a key: the position the search is looking for.
+    start: State,
+    /// Per square, the fewest pushes from any start box to it on a board without other
+    /// boxes, the player's room behind the box aside (so never too many); `u16::MAX`
+    /// where none arrives.
+    from_start: Vec<u16>,
+}
+
+impl Backward {
+    pub fn new(board: &Board, start: State) -> Backward {
+        let n = board.n_squares();
+        let mut from_start = vec![u16::MAX; n];
+        let mut queue: Vec<u16> = board.start_boxes().to_vec();
+        for &b in &queue {
+            from_start[b as usize] = 0;
+        }
+        let mut next = 0;
+        while next < queue.len() {
+            let square = queue[next];
+            next += 1;
+            for direction in super::Direction::ALL {
+                let to = board.neighbour(square, direction);
+                let behind = board.neighbour(square, direction.opposite());
+                if to != NONE && behind != NONE && from_start[to as usize] == u16::MAX {
+                    from_start[to as usize] = from_start[square as usize] + 1;
+                    queue.push(to);
+                }
+            }
+        }
+        Backward { start, from_start }
+    }
+
+    /// No start box can ever be pushed to `square`.
+    pub fn is_dead(&self, square: u16) -> bool {
+        self.from_start[square as usize] == u16::MAX
+    }
+
+    pub fn is_start(&self, state: &State) -> bool {
+        *state == self.start
+    }
+
+    /// The pulls still needed, at least: each box's distance back to its nearest start
+    /// square.
+    fn estimate(&self, boxes: &[u64]) -> Cost {
+        squares(boxes)
+            .map(|b| Cost::from(self.from_start[b as usize]))
+            .sum()
+    }
+
+    /// The goal position with the player anywhere (`NONE`), where the search begins.
+    pub fn root(&self, board: &Board) -> Placed {
+        let mut boxes: BoxSet = smallvec::smallvec![0; words(board)];
+        for &g in board.goals() {
+            flip(&mut boxes, g);
+        }
+        let regions = Flood::default().count_regions(board, &boxes);
+        let bound = self.estimate(&boxes);
+        Placed {
+            position: State {
+                boxes,
+                player: NONE,
+                bound,
+            },
+            regions,
+        }
+    }
+
+    /// FESS's features going backward: boxes not yet on a start square, and the areas
+    /// the boxes cut the floor into.
+    pub fn features(&self, placed: &Placed) -> Features {
+        let away = squares(&placed.position.boxes)
+            .filter(|&b| !has_box(&self.start.boxes, b))
+            .count();
+        [away as u16, placed.regions, 0, 0]
+    }
+
+    /// The push that undoes pull `pull`: the box goes back, and the player ends where
+    /// it stood before the pull.
+    pub fn undo(pull: BoxMove) -> BoxMove {
+        BoxMove {
+            from: pull.to,
+            to: pull.from,
+            side: pull.side,
+        }
+    }
+}
+
+impl BoxMoveDomain {
+    /// The children of `placed` by one box's pulls (see [`Backward`]); each move's
+    /// side is where the player stood before it, so that [`Backward::undo`] can put
+    /// the player back. From the root, the player may start in any area.
+    pub(super) fn expand_pulls(
+        &self,
+        backward: &Backward,
+        placed: &Placed,
+        out: &mut Vec<Successor<Placed, BoxMove>>,
+        known: &mut dyn FnMut(&Placed, Cost) -> bool,
+    ) {
+        let state = &placed.position;
+        let board = self.board();
+        let scratch = &mut *self.pushes.scratch();
+        let anywhere = state.player == NONE;
+        if !anywhere {
+            scratch.region.fill(board, &state.boxes, state.player);
+        }
+        let region = &scratch.region;
+        let walk = &mut *self.walk.borrow_mut();
+        let walk_work = 4 * board.n_squares() as u32;
+        let mut cut_short = false;
+        for from in squares(&state.boxes) {
+            if cut_short || self.pushes.interrupt().poll(walk_work).is_err() {
+                break;
+            }
+            walk.run(
+                board,
+                &state.boxes,
+                (from, Way::Pull(backward)),
+                |s| anywhere || region.reached(s),
+                |Landing {
+                     to,
+                     pushes,
+                     player,
+                     areas: (around, split),
+                     origin,
+                     ..
+                 }| {
+                    if self.pushes.poll_child(out.len()).is_err() {
+                        cut_short = true;
+                        return false;
+                    }
+                    let mut boxes = state.boxes.clone();
+                    flip(&mut boxes, from);
+                    flip(&mut boxes, to);
+                    let mut child = Placed {
+                        position: State {
+                            boxes,
+                            player,
+                            bound: 0,
+                        },
+                        regions: placed.regions - around + split,
+                    };
+                    let cost = Cost::from(pushes);
+                    if known(&child, cost) {
+                        return true;
+                    }
+                    child.position.bound = backward.estimate(&child.position.boxes);
+                    out.push(Successor {
+                        action: BoxMove {
+                            from,
+                            to,
+                            side: origin,
+                        },
+                        state: child,
+                        cost,
+                    });
+                    true
+                },
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Board, Level, Snapshots, Techniques, Variant, plan, replay};
+    use super::super::{Bound, read_collection, solve_interleaved};
+    use crate::search::{Advice, Budget, Origin, Outcome};
+
+    fn variant(origin: Origin) -> Variant {
+        Variant {
+            techniques: Techniques::any(Bound::Matching),
+            advice: Advice::EveryImprovement,
+            weight: 1,
+            origin,
+        }
+    }
+
+    /// The plan `variants` find on `text`, replayed: whether it solves the level.
+    fn solves(text: &str, variants: &[Variant]) -> bool {
+        let lvl = Level::parse(text).expect("level");
+        let board = Board::new(&lvl);
+        let (report, _) = solve_interleaved(&board, variants, &mut Budget::unlimited());
+        let Outcome::Solved(solution) = report.outcome else {
+            panic!("{:?}", report.outcome);
+        };
+        let plan = plan::lurd(&board, &solution.actions).expect("plan");
+        replay(&lvl, &plan, Snapshots::None).solved
+    }
+
+    #[test]
+    fn a_search_from_the_goal_alone_finds_a_plan_that_replays() {
+        let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
+        let text = &read_collection(xsokoban)[0].text;
+        assert!(solves(text, &[variant(Origin::Goal)]));
+    }
+
+    #[test]
+    fn searches_from_both_ends_meet_and_the_joined_plan_replays() {
+        let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
+        let text = &read_collection(xsokoban)[0].text;
+        assert!(solves(
+            text,
+            &[variant(Origin::Start), variant(Origin::Goal)]
+        ));
+    }
+}
