@@ -14,11 +14,18 @@ use std::collections::{BinaryHeap, HashMap};
 
 use rustc_hash::FxBuildHasher;
 
+use super::chunked::Chunked;
 use super::node_table::{Inserted, NodeId, NodeTable};
 use super::{Advice, Budget, Cost, Domain, Features, Origin, Outcome, Solution, Stop, Successor};
 
-/// Queue entry, smallest first: (weight, estimate, insertion order, node).
-type Entry = Reverse<(Cost, Cost, u64, NodeId)>;
+/// Queue entry, smallest first: (weight, estimate, node). Nodes are numbered as they
+/// are stored, so the id breaks ties in insertion order.
+type Entry = Reverse<(Cost, Cost, NodeId)>;
+
+/// Bytes a stored state costs beside its node: its entry in a cell's queue and its
+/// progress record, the queue's vector counted as if just doubled.
+const OPEN_BYTES: usize =
+    2 * std::mem::size_of::<Entry>() + std::mem::size_of::<(Features, Cost)>();
 
 #[derive(Default)]
 struct Cells {
@@ -63,13 +70,12 @@ pub struct Fess<'d, D: Domain> {
     advice: Advice,
     table: NodeTable<D>,
     /// Per node, its features and weight: what its children are measured against.
-    progress: Vec<(Features, Cost)>,
+    progress: Chunked<(Features, Cost)>,
     cells: Cells,
     /// The round visits cells `cell..round_end`; cells made during it wait for the next.
     cell: usize,
     round_end: usize,
     expanded_in_round: bool,
-    sequence: u64,
     successors: Vec<Successor<D::State, D::Action>>,
     children: Vec<Child>,
 }
@@ -79,13 +85,12 @@ impl<'d, D: Domain> Fess<'d, D> {
         Fess {
             domain,
             advice,
-            table: NodeTable::new(),
-            progress: Vec::new(),
+            table: NodeTable::with_open_bytes(OPEN_BYTES),
+            progress: Chunked::new(),
             cells: Cells::default(),
             cell: 0,
             round_end: 0,
             expanded_in_round: false,
-            sequence: 0,
             successors: Vec::new(),
             children: Vec::new(),
         }
@@ -126,7 +131,7 @@ impl<'d, D: Domain> Fess<'d, D> {
             return Ok(Some(Outcome::Solved(self.table.solution(root_id))));
         }
         self.progress.push((root_features, 0));
-        self.cells.push(root_features, Reverse((0, h0, 0, root_id)));
+        self.cells.push(root_features, Reverse((0, h0, root_id)));
         self.round_end = self.cells.queues.len();
         Ok(None)
     }
@@ -156,7 +161,7 @@ impl<'d, D: Domain> Fess<'d, D> {
             }
             let cell = self.cell;
             self.cell += 1;
-            let Some(Reverse((_, _, _, id))) = self.cells.queues[cell].pop() else {
+            let Some(Reverse((_, _, id))) = self.cells.queues[cell].pop() else {
                 continue;
             };
             expansions -= 1;
@@ -198,11 +203,8 @@ impl<'d, D: Domain> Fess<'d, D> {
             for child in &self.children {
                 let weight = parent_weight + Cost::from(!child.advised);
                 self.progress.push((child.features, weight));
-                self.sequence += 1;
-                self.cells.push(
-                    child.features,
-                    Reverse((weight, child.h, self.sequence, child.id)),
-                );
+                self.cells
+                    .push(child.features, Reverse((weight, child.h, child.id)));
             }
         }
     }

@@ -28,6 +28,8 @@ pub struct NodeTable<D: Domain> {
     index: HashTable<NodeId>,
     /// How long the last growth of the index (a rehash, which nothing interrupts) took.
     last_growth: Duration,
+    /// Bytes the search's open list and records take per stored state.
+    open_bytes: usize,
 }
 
 /// What [`NodeTable::insert`] did with a state.
@@ -40,10 +42,6 @@ pub enum Inserted {
 }
 
 impl<D: Domain> NodeTable<D> {
-    /// Open-list bytes allowed per stored state: one entry of a few words, and room for
-    /// the heap's vector to double.
-    const OPEN_BYTES_PER_STATE: usize = 64;
-
     /// Bytes the search holds once one more state is stored. Capacities, not lengths,
     /// are counted, and when the node store or the index is full the old and the new
     /// allocation are both counted, since both are live while it grows: so a cap is
@@ -61,7 +59,7 @@ impl<D: Domain> NodeTable<D> {
         let bucket_bytes = std::mem::size_of::<NodeId>() + 1;
         (self.nodes.slots_with_one_more() * std::mem::size_of::<Node<D>>()
             + index_buckets * bucket_bytes
-            + len * (Self::OPEN_BYTES_PER_STATE + heap_per_state)) as u64
+            + len * (self.open_bytes + heap_per_state)) as u64
     }
 
     /// Bytes the search holds for its stored states now (see `bytes_with_one_more`).
@@ -70,12 +68,21 @@ impl<D: Domain> NodeTable<D> {
         let bucket_bytes = std::mem::size_of::<NodeId>() + 1;
         (self.nodes.capacity() * std::mem::size_of::<Node<D>>()
             + buckets * bucket_bytes
-            + self.nodes.len() * (Self::OPEN_BYTES_PER_STATE + domain.state_heap_bytes()))
-            as u64
+            + self.nodes.len() * (self.open_bytes + domain.state_heap_bytes())) as u64
     }
 
+    /// Open-list bytes allowed per stored state by default: one entry of a few words,
+    /// and room for the heap's vector to double.
+    const OPEN_BYTES: usize = 64;
+
     pub fn new() -> NodeTable<D> {
+        NodeTable::with_open_bytes(Self::OPEN_BYTES)
+    }
+
+    /// A table for a search whose open list and records take `open_bytes` per state.
+    pub fn with_open_bytes(open_bytes: usize) -> NodeTable<D> {
         NodeTable {
+            open_bytes,
             nodes: Chunked::new(),
             index: HashTable::new(),
             last_growth: Duration::ZERO,
