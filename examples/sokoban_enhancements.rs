@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use puzzled::puzzles::sokoban::{self, Board, Bound, Level, Techniques, Variant};
-use puzzled::search::{Advice, Algorithm, Budget, CancelFlag, Limits, Outcome, Report};
+use puzzled::search::{Advice, Algorithm, Budget, CancelFlag, Limits, Origin, Outcome, Report};
 
 /// One way to search a level.
 #[derive(Clone)]
@@ -115,6 +115,7 @@ fn fess(techniques: Techniques, advice: Advice, weight: u32) -> Variant {
         },
         advice,
         weight,
+        origin: Origin::Start,
     }
 }
 
@@ -134,7 +135,20 @@ fn portfolio(change: impl Fn(Techniques) -> Techniques) -> Search {
         variant(Advice::EveryImprovement, false, true, 2),
         variant(Advice::BestPerFeature, true, false, 3),
         variant(Advice::BestPerFeature, true, true, 3),
+        Variant {
+            origin: Origin::Goal,
+            ..variant(Advice::EveryImprovement, false, false, 2)
+        },
     ])
+}
+
+/// The portfolio's forward variants alone.
+fn forward(search: Search) -> Search {
+    let Search::Interleaved(all) = search else {
+        unreachable!("the portfolio interleaves")
+    };
+    let ahead = all.into_iter().filter(|v| v.origin == Origin::Start);
+    Search::Interleaved(ahead.collect())
 }
 
 /// The techniques in the order puzzled gained them. Dead squares are always on.
@@ -187,7 +201,11 @@ fn cumulative() -> Vec<(&'static str, Search)> {
         ]),
     ));
     rows.push((
-        "+ goal cuts (each advice without and with): `auto`",
+        "+ goal cuts (each advice without and with)",
+        forward(portfolio(|t| t)),
+    ));
+    rows.push((
+        "+ a search from the goal, meeting the others: `auto`",
         portfolio(|t| t),
     ));
     rows
@@ -228,8 +246,9 @@ fn leave_one_out() -> Vec<(&'static str, Search)> {
     };
     let without_cuts = all.iter().copied().filter(|v| !v.techniques.goal_cuts);
     rows.push(("no goal cuts", Search::Interleaved(without_cuts.collect())));
+    rows.push(("no search from the goal", forward(portfolio(|t| t))));
     rows.push((
-        "one search (advisors, hotspots, no cuts) instead of four",
+        "one search (advisors, hotspots, no cuts) instead of five",
         Search::Interleaved(vec![all[2]]),
     ));
     rows
