@@ -31,6 +31,24 @@ pub struct Placed {
     pub regions: u16,
 }
 
+impl Placed {
+    /// The position once the box on `from` has walked to `landing`; its bound is left 0.
+    pub(super) fn after(&self, from: u16, landing: &Landing) -> Placed {
+        let mut boxes = self.position.boxes.clone();
+        flip(&mut boxes, from);
+        flip(&mut boxes, landing.to);
+        let (around, split) = landing.areas;
+        Placed {
+            position: State {
+                boxes,
+                player: landing.player,
+                bound: 0,
+            },
+            regions: self.regions - around + split,
+        }
+    }
+}
+
 /// [`SokobanDomain`]'s positions, bounds and pruning, with box moves as actions.
 pub struct BoxMoveDomain {
     pub(super) pushes: SokobanDomain,
@@ -351,31 +369,15 @@ impl Domain for BoxMoveDomain {
                 &state.boxes,
                 (from, Way::Push),
                 |s| region.reached(s),
-                |Landing {
-                     to,
-                     side,
-                     pushes,
-                     player,
-                     areas: (around, split),
-                     ..
-                 }| {
+                |landing| {
                     if self.pushes.poll_child(out.len()).is_err() {
                         cut_short = true;
                         return false;
                     }
+                    let (to, side) = (landing.to, landing.side);
                     packing |= packs(from, to);
-                    let mut boxes = state.boxes.clone();
-                    flip(&mut boxes, from);
-                    flip(&mut boxes, to);
-                    let mut child = Placed {
-                        position: State {
-                            boxes,
-                            player,
-                            bound: 0,
-                        },
-                        regions: placed.regions - around + split,
-                    };
-                    let cost = Cost::from(pushes);
+                    let mut child = placed.after(from, &landing);
+                    let cost = Cost::from(landing.pushes);
                     if known(&child, cost) {
                         return true;
                     }

@@ -7,7 +7,7 @@
 //! ([`crate::search::solve_interleaved`]).
 
 use super::board::{Board, NONE};
-use super::box_moves::{BoxMove, BoxMoveDomain, Landing, Placed, Way};
+use super::box_moves::{BoxMove, BoxMoveDomain, Placed, Way};
 use super::boxes::{BoxSet, flip, has_box, squares, words};
 use super::domain::State;
 use super::flood::Flood;
@@ -133,30 +133,13 @@ impl BoxMoveDomain {
                 &state.boxes,
                 (from, Way::Pull(backward)),
                 |s| anywhere || region.reached(s),
-                |Landing {
-                     to,
-                     pushes,
-                     player,
-                     areas: (around, split),
-                     origin,
-                     ..
-                 }| {
+                |landing| {
                     if self.pushes.poll_child(out.len()).is_err() {
                         cut_short = true;
                         return false;
                     }
-                    let mut boxes = state.boxes.clone();
-                    flip(&mut boxes, from);
-                    flip(&mut boxes, to);
-                    let mut child = Placed {
-                        position: State {
-                            boxes,
-                            player,
-                            bound: 0,
-                        },
-                        regions: placed.regions - around + split,
-                    };
-                    let cost = Cost::from(pushes);
+                    let mut child = placed.after(from, &landing);
+                    let cost = Cost::from(landing.pushes);
                     if known(&child, cost) {
                         return true;
                     }
@@ -164,8 +147,8 @@ impl BoxMoveDomain {
                     out.push(Successor {
                         action: BoxMove {
                             from,
-                            to,
-                            side: origin,
+                            to: landing.to,
+                            side: landing.origin,
                         },
                         state: child,
                         cost,
