@@ -16,7 +16,9 @@ use rustc_hash::FxBuildHasher;
 
 use super::chunked::Chunked;
 use super::node_table::{Inserted, NodeId, NodeTable};
-use super::{Advice, Budget, Cost, Domain, Features, Origin, Outcome, Solution, Stop, Successor};
+use super::{
+    Advice, Budget, Cost, Domain, Features, Interrupt, Origin, Outcome, Solution, Stop, Successor,
+};
 
 /// Queue entry, smallest first: (weight, estimate, node). Nodes are numbered as they
 /// are stored, so the id breaks ties in insertion order.
@@ -238,6 +240,7 @@ pub fn interleave<D: Domain>(
     let both_ways = [Origin::Start, Origin::Goal]
         .iter()
         .all(|&origin| searches.iter().any(|s| s.0.origin() == origin));
+    let interrupt = budget.interrupt();
     let mut last = 0;
     let mut stored = 0;
     let ended = 'turns: loop {
@@ -258,7 +261,7 @@ pub fn interleave<D: Domain>(
                 .run(budget, u64::from(runner.weight) * TURN_EXPANSIONS)
             {
                 Turn::Paused => {
-                    if both_ways && let Some(plan) = meet(&mut running, i) {
+                    if both_ways && let Some(plan) = meet(&mut running, i, &interrupt) {
                         break 'turns Outcome::Solved(plan);
                     }
                     i += 1;
@@ -293,6 +296,10 @@ pub fn interleave<D: Domain>(
     (ended, last)
 }
 
+/// Inner-loop steps one lookup of a state in another search's table costs, roughly
+/// (its key, its hash, a probe), for [`Interrupt::poll`].
+const LOOKUP_WORK: u32 = 16;
+
 /// One search of [`interleave`].
 struct Runner<'d, D: Domain> {
     search: Fess<'d, D>,
@@ -304,12 +311,19 @@ struct Runner<'d, D: Domain> {
 }
 
 /// Looks up the states search `i` stored since its last turn in the tables of the
-/// searches going the other way; the plan through the first state both hold.
-fn meet<D: Domain>(running: &mut [Runner<D>], i: usize) -> Option<Solution<D::Action>> {
+/// searches going the other way; the plan through the first state both hold. Polls
+/// `interrupt` as it goes: a turn of a big level stores millions of states. Cut short,
+/// it finds nothing, and the next turn ends on the stop.
+fn meet<D: Domain>(
+    running: &mut [Runner<D>],
+    i: usize,
+    interrupt: &Interrupt,
+) -> Option<Solution<D::Action>> {
     let new = running[i].checked..running[i].search.stored();
     running[i].checked = new.end;
     let this = &running[i].search;
     for id in new {
+        interrupt.poll(LOOKUP_WORK).ok()?;
         let state = &this.table.node(id as NodeId).state;
         for other in running.iter().map(|runner| &runner.search) {
             if other.domain.origin() == this.domain.origin() {

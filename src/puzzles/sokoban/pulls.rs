@@ -18,8 +18,9 @@ pub(super) struct Backward {
     /// The level's start, as a key: the position the search is looking for.
     start: State,
     /// Per square, the fewest pushes from any start box to it on a board without other
-    /// boxes, the player's room behind the box aside (so never too many); `u16::MAX`
-    /// where none arrives.
+    /// boxes: each push needs floor behind the box, but whether the player can walk
+    /// there is not asked, so the count is never too high. `u16::MAX` where no start
+    /// box arrives.
     from_start: Vec<u16>,
 }
 
