@@ -69,7 +69,7 @@ impl BoxMoveDomain {
     /// The same positions searched back from the goal: pulls from the goal position
     /// toward the level's start ([`super::pulls`]).
     pub fn from_goal(pushes: SokobanDomain) -> BoxMoveDomain {
-        let backward = Backward::new(pushes.board(), pushes.initial_state());
+        let backward = Backward::new(pushes.board());
         BoxMoveDomain {
             backward: Some(backward),
             ..BoxMoveDomain::new(pushes)

@@ -25,7 +25,19 @@ pub(super) struct Backward {
 }
 
 impl Backward {
-    pub fn new(board: &Board, start: State) -> Backward {
+    /// Asks nothing of the forward domain's bound, which a start with a box on a dead
+    /// square does not have.
+    pub fn new(board: &Board) -> Backward {
+        let mut boxes: BoxSet = smallvec::smallvec![0; words(board)];
+        for &b in board.start_boxes() {
+            flip(&mut boxes, b);
+        }
+        let player = Flood::default().fill(board, &boxes, board.start_player());
+        let start = State {
+            boxes,
+            player,
+            bound: 0,
+        };
         let n = board.n_squares();
         let mut from_start = vec![u16::MAX; n];
         let mut queue: Vec<u16> = board.start_boxes().to_vec();
@@ -186,6 +198,17 @@ mod tests {
         };
         let plan = plan::lurd(&board, &solution.actions).expect("plan");
         replay(&lvl, &plan, Snapshots::None).solved
+    }
+
+    /// The box starts in a corner: the level is dead before any search, and the search
+    /// from the goal is set up without the bound such a start lacks.
+    #[test]
+    fn a_start_with_a_dead_box_is_unsolvable_with_a_search_from_the_goal_beside() {
+        let text = "#######\n##  . #\n###   #\n##  # #\n###   #\n#$@#  #\n#######";
+        let board = Board::new(&Level::parse(text).expect("level"));
+        let variants = [variant(Origin::Start), variant(Origin::Goal)];
+        let (report, _) = solve_interleaved(&board, &variants, &mut Budget::unlimited());
+        assert_eq!(report.outcome, Outcome::Unsolvable);
     }
 
     #[test]
