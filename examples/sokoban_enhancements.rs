@@ -103,6 +103,7 @@ fn base() -> Techniques {
         freeze_deadlocks: false,
         pi_corrals: false,
         corral_deadlocks: false,
+        learned_deadlocks: false,
         ..Techniques::optimal(Bound::ClosestGoal)
     }
 }
@@ -202,19 +203,27 @@ fn cumulative() -> Vec<(&'static str, Search)> {
     ));
     rows.push((
         "+ goal cuts (each advice without and with)",
-        forward(portfolio(|t| t)),
+        forward(portfolio(unlearned)),
     ));
     rows.push((
-        "+ a search from the goal, meeting the others: `auto`",
-        portfolio(|t| t),
+        "+ a search from the goal, meeting the others",
+        portfolio(unlearned),
     ));
+    rows.push(("+ learned deadlock patterns: `auto`", portfolio(|t| t)));
     rows
+}
+
+fn unlearned(techniques: Techniques) -> Techniques {
+    Techniques {
+        learned_deadlocks: false,
+        ..techniques
+    }
 }
 
 fn leave_one_out() -> Vec<(&'static str, Search)> {
     let mut rows = vec![("all on (`auto`)", portfolio(|t| t))];
     type Change = fn(Techniques) -> Techniques;
-    let offs: [(&str, Change); 6] = [
+    let offs: [(&str, Change); 7] = [
         ("closest-goal bound instead of matching", |t| Techniques {
             bound: Bound::ClosestGoal,
             ..t
@@ -231,6 +240,7 @@ fn leave_one_out() -> Vec<(&'static str, Search)> {
             corral_deadlocks: false,
             ..t
         }),
+        ("no learned deadlock patterns", unlearned),
         ("no packing order", |t| Techniques {
             packing_penalty: 0,
             ..t

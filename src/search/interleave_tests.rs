@@ -191,8 +191,8 @@ impl Domain for Half {
     fn is_goal(&self, cell: &i64) -> bool {
         *cell == LINE - self.initial_state()
     }
-    fn key(&self, cell: &i64) -> i64 {
-        *cell
+    fn key<'s>(&self, cell: &'s i64) -> &'s i64 {
+        cell
     }
     fn expand(&self, cell: &i64, out: &mut Vec<Successor<i64, i64>>) {
         let (step, seen) = match self.0 {

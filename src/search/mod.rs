@@ -53,7 +53,8 @@ pub trait Domain {
 
     fn initial_state(&self) -> Self::State;
     fn is_goal(&self, state: &Self::State) -> bool;
-    fn key(&self, state: &Self::State) -> Self::Key;
+    /// Borrowed from the state, so that probing a table never copies a stored state.
+    fn key<'s>(&self, state: &'s Self::State) -> &'s Self::Key;
     /// Appends the successors of `state` to `out` (the caller clears and reuses it).
     fn expand(&self, state: &Self::State, out: &mut Vec<Successor<Self::State, Self::Action>>);
     /// [`Domain::expand`] without the successors `known` accepts: it is asked with

@@ -106,14 +106,14 @@ impl<D: Domain> NodeTable<D> {
         let nodes = &self.nodes;
         self.index
             .find(Self::hash(key), |&id| {
-                domain.key(&nodes[id as usize].state) == *key
+                domain.key(&nodes[id as usize].state) == key
             })
             .copied()
     }
 
     /// The id of the stored state key-equal to `state`.
     pub fn find_state(&self, domain: &D, state: &D::State) -> Option<NodeId> {
-        self.find(domain, &domain.key(state))
+        self.find(domain, domain.key(state))
     }
 
     pub fn clear(&mut self) {
@@ -134,7 +134,7 @@ impl<D: Domain> NodeTable<D> {
         let mut stored = 0;
         domain.expand_unknown(&node.state, out, &mut |state, cost| {
             let held = self
-                .find(domain, &domain.key(state))
+                .find(domain, domain.key(state))
                 .is_some_and(|known| self.nodes[known as usize].g <= node.g + cost);
             stored += usize::from(held);
             held
@@ -155,7 +155,7 @@ impl<D: Domain> NodeTable<D> {
             .as_ref()
             .map_or(0, |(p, _)| g - self.nodes[*p as usize].g);
         let key = domain.key(&state);
-        if let Some(id) = self.find(domain, &key) {
+        if let Some(id) = self.find(domain, key) {
             let node = &mut self.nodes[id as usize];
             return Ok(if g < node.g {
                 node.g = g;
@@ -170,9 +170,9 @@ impl<D: Domain> NodeTable<D> {
         // The state may own heap memory (a Sokoban box set).
         budget.check_memory(self.bytes_with_one_more(domain.state_heap_bytes()))?;
         let id = NodeId::try_from(self.nodes.len()).map_err(|_| Stop::MemoryLimit)?;
-        let hash = Self::hash(&key);
+        let hash = Self::hash(key);
         let nodes = &self.nodes;
-        let rehash = |&id: &NodeId| Self::hash(&domain.key(&nodes[id as usize].state));
+        let rehash = |&id: &NodeId| Self::hash(domain.key(&nodes[id as usize].state));
         if self.nodes.len() < index_cap {
             self.index.insert_unique(hash, id, rehash);
         } else {

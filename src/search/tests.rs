@@ -97,8 +97,8 @@ impl Domain for Maze {
     fn is_goal(&self, s: &(i32, i32)) -> bool {
         *s == self.goal
     }
-    fn key(&self, s: &(i32, i32)) -> (i32, i32) {
-        *s
+    fn key<'s>(&self, s: &'s (i32, i32)) -> &'s (i32, i32) {
+        s
     }
     fn expand(&self, s: &(i32, i32), out: &mut Vec<Successor<(i32, i32), Step>>) {
         for action in [Step::N, Step::S, Step::E, Step::W] {
@@ -312,8 +312,8 @@ impl Domain for SlowMaze {
     fn is_goal(&self, s: &(i32, i32)) -> bool {
         self.maze.is_goal(s)
     }
-    fn key(&self, s: &(i32, i32)) -> (i32, i32) {
-        *s
+    fn key<'s>(&self, s: &'s (i32, i32)) -> &'s (i32, i32) {
+        s
     }
     fn expand(&self, s: &(i32, i32), out: &mut Vec<Successor<(i32, i32), Step>>) {
         let started = std::time::Instant::now();
@@ -379,8 +379,8 @@ impl Domain for TruncatedMaze {
     fn is_goal(&self, s: &(i32, i32)) -> bool {
         self.maze.is_goal(s)
     }
-    fn key(&self, s: &(i32, i32)) -> (i32, i32) {
-        *s
+    fn key<'s>(&self, s: &'s (i32, i32)) -> &'s (i32, i32) {
+        s
     }
     fn expand(&self, s: &(i32, i32), out: &mut Vec<Successor<(i32, i32), Step>>) {
         self.expansions.set(self.expansions.get() + 1);

@@ -432,8 +432,8 @@ impl Domain for SlidingDomain {
         state.cells == self.goal
     }
 
-    fn key(&self, state: &Tiles) -> [u8; MAX_CELLS] {
-        state.cells
+    fn key<'s>(&self, state: &'s Tiles) -> &'s [u8; MAX_CELLS] {
+        &state.cells
     }
 
     #[inline]

@@ -314,8 +314,8 @@ impl Domain for BoxMoveDomain {
         self.pushes.is_goal(&state.position)
     }
 
-    fn key(&self, state: &Placed) -> State {
-        state.position.clone()
+    fn key<'s>(&self, state: &'s Placed) -> &'s State {
+        &state.position
     }
 
     fn expand(&self, state: &Placed, out: &mut Vec<Successor<Placed, BoxMove>>) {
@@ -382,8 +382,7 @@ impl Domain for BoxMoveDomain {
                         return true;
                     }
                     let pushes = &self.pushes;
-                    let boxes = &child.position.boxes;
-                    if let Some(bound) = pushes.finish(scratch, boxes, &list, (row, to)) {
+                    if let Some(bound) = pushes.finish(scratch, &child.position, &list, (row, to)) {
                         child.position.bound = bound;
                         out.push(Successor {
                             action: BoxMove { from, to, side },

@@ -12,6 +12,7 @@ use super::board::{Board, NONE};
 use super::boxes::has_box;
 use super::corral_deadlock::CorralSearch;
 use super::flood::Flood;
+use super::learned::Learned;
 use crate::search::Interrupt;
 
 /// What the corral analysis allows.
@@ -30,6 +31,8 @@ pub enum Verdict {
 pub struct CorralTests {
     pub pi_pruning: bool,
     pub deadlock_search: bool,
+    /// Keep each corral the search proves dead as a learned pattern.
+    pub learn_patterns: bool,
 }
 
 /// Scratch space for the corral search, reused across expansions.
@@ -52,7 +55,8 @@ impl Corrals {
 
     /// Looks at every corral of `boxes`, given the player's `region` (filled already,
     /// from `player`): with `tests.pi_pruning` picks the PI-corral with the fewest legal
-    /// pushes, with `tests.deadlock_search` tries each corral for a deadlock. Polls
+    /// pushes, with `tests.deadlock_search` tries each corral for a deadlock (asking
+    /// and telling the job's `learned` deadlocks). Polls
     /// `interrupt` per corral; cut short, it says [`Verdict::AllPushes`] (the caller
     /// must look at the interrupt).
     pub fn analyse(
@@ -61,6 +65,7 @@ impl Corrals {
         boxes: &[u64],
         (region, player): (&Flood, u16),
         tests: CorralTests,
+        learned: &mut Learned,
         interrupt: &Interrupt,
     ) -> Verdict {
         let n = board.n_squares();
@@ -99,7 +104,9 @@ impl Corrals {
             if !unfinished {
                 continue;
             }
-            if tests.deadlock_search && self.proved_dead(board, boxes, player, interrupt) {
+            if tests.deadlock_search
+                && self.proved_dead(board, boxes, (player, tests), learned, interrupt)
+            {
                 return Verdict::Deadlock;
             }
             if !tests.pi_pruning {
@@ -127,7 +134,8 @@ impl Corrals {
         &mut self,
         board: &Board,
         boxes: &[u64],
-        player: u16,
+        (player, tests): (u16, CorralTests),
+        learned: &mut Learned,
         interrupt: &Interrupt,
     ) -> bool {
         self.members.clear();
@@ -140,8 +148,13 @@ impl Corrals {
             }
         }
         let corral = (&self.members[..], &self.interior[..]);
-        self.search
-            .is_deadlock(board, corral, player, boxes.len(), interrupt)
+        self.search.is_deadlock(
+            board,
+            corral,
+            player,
+            (learned, tests.learn_patterns),
+            interrupt,
+        )
     }
 
     /// For the corral in `queue`: `None` if a box of it can be pushed out into the

@@ -5,34 +5,31 @@
 //! for a way to open it (the player reaches a square inside) or to put all its boxes on
 //! goals. If the whole space runs out first, no real solution exists either: the
 //! position is dead. The search is bounded, and its verdicts are cached by the corral's
-//! boxes and the player's area, the whole of what they depend on.
+//! boxes and the player's area, the whole of what they depend on, in the job's
+//! [`Learned`] deadlocks; a dead corral, shrunk to the boxes its proof needs, is kept
+//! there as a pattern too.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use rustc_hash::FxBuildHasher;
 
 use super::Direction;
 use super::board::{Board, NONE};
-use super::boxes::{BoxSet, flip, has_box, squares};
+use super::boxes::{BoxSet, flip, has_box, squares, words};
 use super::deadlock::freeze_deadlock;
 use super::flood::Flood;
+use super::learned::{Corral, Learned};
 use crate::search::{Interrupt, Stop};
 
 /// Positions one corral search may visit before it gives up and says "not proved".
 const NODE_LIMIT: usize = 400;
 /// Corrals with more boxes than this are not tried: their searches rarely finish.
 const MAX_BOXES: usize = 12;
-/// Cached verdicts kept before the cache starts afresh, to bound its memory.
-const CACHE_LIMIT: usize = 200_000;
-
-/// A corral position: its boxes (no others on the board) and the player's area.
-type Key = (BoxSet, u16);
 
 #[derive(Default)]
 pub struct CorralSearch {
-    verdicts: HashMap<Key, bool, FxBuildHasher>,
-    seen: HashSet<Key, FxBuildHasher>,
-    queue: Vec<Key>,
+    seen: HashSet<Corral, FxBuildHasher>,
+    queue: Vec<Corral>,
     flood: Flood,
     normalise: Flood,
     frozen: Vec<u16>,
@@ -43,25 +40,26 @@ impl CorralSearch {
     /// Whether the corral made of `boxes` (its boxes, among `words` bitset words)
     /// around the empty squares `interior` can be proved never to open nor finish,
     /// the player standing on `player` outside it. A search the interrupt cuts short
-    /// proves nothing and is not cached.
+    /// proves nothing and is not cached. With `learn`, a dead corral is kept as a
+    /// pattern too.
     pub fn is_deadlock(
         &mut self,
         board: &Board,
         (boxes, interior): (&[u16], &[u16]),
         player: u16,
-        words: usize,
+        (learned, learn): (&mut Learned, bool),
         interrupt: &Interrupt,
     ) -> bool {
         if boxes.len() > MAX_BOXES || interior.is_empty() {
             return false;
         }
-        let mut start: BoxSet = smallvec::smallvec![0; words];
+        let mut start: BoxSet = smallvec::smallvec![0; words(board)];
         for &b in boxes {
             flip(&mut start, b);
         }
         let area = self.flood.fill(board, &start, player);
         let key = (start, area);
-        if let Some(&dead) = self.verdicts.get(&key) {
+        if let Some(dead) = learned.verdict(&key) {
             return dead;
         }
         self.interior.clear();
@@ -69,11 +67,45 @@ impl CorralSearch {
         let Ok(dead) = self.exhausts(board, &key, interrupt) else {
             return false;
         };
-        if self.verdicts.len() >= CACHE_LIMIT {
-            self.verdicts.clear();
+        learned.remember(key.clone(), dead);
+        // A group already all on goals is dead only for want of its interior's empty
+        // goal, which another position may fill: no pattern.
+        if learn && dead && boxes.iter().any(|&b| !board.is_goal(b)) {
+            let pattern = self.shrink(board, key.0, player, interrupt);
+            self.flood.fill(board, &pattern, player);
+            learned.learn(board, &pattern, &self.flood);
         }
-        self.verdicts.insert(key, dead);
         dead
+    }
+
+    /// The dead group `boxes` with every box left out whose absence its proof
+    /// survives, one box at a time; the interrupt ends the shrinking early.
+    fn shrink(
+        &mut self,
+        board: &Board,
+        mut boxes: BoxSet,
+        player: u16,
+        interrupt: &Interrupt,
+    ) -> BoxSet {
+        let members: smallvec::SmallVec<[u16; MAX_BOXES]> = squares(&boxes).collect();
+        for square in members {
+            flip(&mut boxes, square);
+            let off_goal = squares(&boxes).any(|b| !board.is_goal(b));
+            let area = self.flood.fill(board, &boxes, player);
+            let opened = self.interior.iter().any(|&s| self.flood.reached(s));
+            let candidate = (boxes, area);
+            let proved = off_goal
+                && !opened
+                && matches!(self.exhausts(board, &candidate, interrupt), Ok(true));
+            boxes = candidate.0;
+            if !proved {
+                flip(&mut boxes, square);
+            }
+            if interrupt.tripped().is_some() {
+                break;
+            }
+        }
+        boxes
     }
 
     /// Breadth-first over the corral's pushes from `start`: true when every position
@@ -81,7 +113,7 @@ impl CorralSearch {
     fn exhausts(
         &mut self,
         board: &Board,
-        start: &Key,
+        start: &Corral,
         interrupt: &Interrupt,
     ) -> Result<bool, Stop> {
         self.seen.clear();

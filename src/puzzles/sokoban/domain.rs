@@ -4,6 +4,7 @@
 //! inside one region are one state.
 
 use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
 
 use smallvec::smallvec;
 
@@ -12,6 +13,7 @@ use super::boxes::{BoxSet, flip, has_box, squares, words};
 use super::corral::{CorralTests, Verdict};
 use super::deadlock::freeze_deadlock;
 use super::hotspots::Hotspots;
+use super::learned::Learned;
 use super::matching::{FORBIDDEN, Hungarian};
 use super::scratch::Scratch;
 use super::{Direction, Level};
@@ -63,6 +65,9 @@ pub struct Techniques {
     pub pi_corrals: bool,
     /// Prune positions whose corral a small search of its own proves dead.
     pub corral_deadlocks: bool,
+    /// Keep what those searches prove as patterns and prune every child holding one
+    /// ([`super::Learned`]; needs `corral_deadlocks`).
+    pub learned_deadlocks: bool,
     /// Pushes added to the estimate per goal filled while a deeper goal is still empty
     /// ([`Board::packing_faults`]); 0 is off. Guidance into goal rooms for `any`.
     pub packing_penalty: Cost,
@@ -88,6 +93,7 @@ impl Techniques {
             freeze_deadlocks: true,
             pi_corrals: true,
             corral_deadlocks: true,
+            learned_deadlocks: true,
             packing_penalty: 0,
             box_moves: false,
             hotspots: false,
@@ -133,6 +139,9 @@ pub struct SokobanDomain {
     /// Heap bytes a state owns: a bitset too big to sit inline, plus the allocator's
     /// bookkeeping for it.
     state_heap_bytes: usize,
+    /// Deadlocks the corral searches proved, shared with the job's other searches
+    /// ([`SokobanDomain::sharing`]).
+    learned: Rc<RefCell<Learned>>,
 }
 
 impl SokobanDomain {
@@ -163,7 +172,22 @@ impl SokobanDomain {
             interrupt,
             child_work,
             state_heap_bytes,
+            learned: Rc::default(),
         }
+    }
+
+    /// This domain with `learned` as its learned deadlocks, shared with other searches
+    /// of the same board (their positions are on the same squares).
+    pub fn sharing(self, learned: &Rc<RefCell<Learned>>) -> SokobanDomain {
+        SokobanDomain {
+            learned: Rc::clone(learned),
+            ..self
+        }
+    }
+
+    /// The deadlocks this domain's corral searches learned (or were lent).
+    pub fn learned(&self) -> std::cell::Ref<'_, Learned> {
+        self.learned.borrow()
     }
 
     pub(super) fn techniques(&self) -> &Techniques {
@@ -251,6 +275,7 @@ impl SokobanDomain {
         let tests = CorralTests {
             pi_pruning: self.techniques.pi_corrals,
             deadlock_search: self.techniques.corral_deadlocks,
+            learn_patterns: self.techniques.learned_deadlocks,
         };
         let verdict = if tests.pi_pruning || tests.deadlock_search {
             scratch.corrals.analyse(
@@ -258,6 +283,7 @@ impl SokobanDomain {
                 &state.boxes,
                 (&scratch.region, state.player),
                 tests,
+                &mut self.learned.borrow_mut(),
                 &self.interrupt,
             )
         } else {
@@ -285,18 +311,22 @@ impl SokobanDomain {
         Some(only_corral)
     }
 
-    /// The estimate of a child whose box `moved` = (row in `list`, new square), or
-    /// `None` when the move leaves a freeze or bipartite deadlock.
+    /// The estimate of `child`, whose box `moved` = (row in `list`, new square), or
+    /// `None` when the move leaves a freeze, learned or bipartite deadlock.
     pub(super) fn finish(
         &self,
         scratch: &mut Scratch,
-        boxes: &[u64],
+        child: &State,
         list: &[u16],
         moved: (usize, u16),
     ) -> Option<Cost> {
+        let boxes = &child.boxes;
         let freeze = self.techniques.freeze_deadlocks
             && freeze_deadlock(&self.board, boxes, moved.1, &mut scratch.frozen);
-        if freeze {
+        if freeze
+            || self.techniques.learned_deadlocks
+                && self.learned.borrow().is_dead(boxes, moved.1, child.player)
+        {
             return None;
         }
         self.lower_bound(&mut scratch.hungarian, boxes, list, Some(moved))
@@ -367,8 +397,8 @@ impl Domain for SokobanDomain {
         state.boxes[..] == self.goal_bits[..]
     }
 
-    fn key(&self, state: &State) -> State {
-        state.clone()
+    fn key<'s>(&self, state: &'s State) -> &'s State {
+        state
     }
 
     fn expand(&self, state: &State, out: &mut Vec<Successor<State, Push>>) {
@@ -414,7 +444,7 @@ impl Domain for SokobanDomain {
                 if known(&child, 1) {
                     continue;
                 }
-                let Some(bound) = self.finish(scratch, &child.boxes, &list, (row, to)) else {
+                let Some(bound) = self.finish(scratch, &child, &list, (row, to)) else {
                     continue;
                 };
                 child.bound = bound;

@@ -22,6 +22,7 @@ mod domain;
 mod flood;
 pub mod generate;
 mod hotspots;
+mod learned;
 pub mod matching;
 mod packing;
 mod parse;
@@ -33,8 +34,11 @@ mod scratch;
 pub use board::Board;
 pub use box_moves::{BoxMove, BoxMoveDomain, Placed};
 pub use domain::{Bound, Push, SokobanDomain, State, Techniques};
+pub use learned::Learned;
 pub use parse::{LevelText, read_collection};
 pub use replay::{Replay, Snapshots, count_pushes, replay};
+
+use std::rc::Rc;
 
 use crate::search::{self, Advice, Algorithm, Budget, Domain, Origin, Outcome, Report, Solution};
 
@@ -77,6 +81,8 @@ pub fn solve_interleaved(
     variants: &[Variant],
     budget: &mut Budget,
 ) -> (Report<Push>, usize) {
+    // The forward searches are on the same squares: a deadlock one proves holds for all.
+    let learned = Rc::default();
     let domains: Vec<BoxMoveDomain> = variants
         .iter()
         .map(|variant| {
@@ -84,7 +90,8 @@ pub fn solve_interleaved(
                 box_moves: true,
                 ..variant.techniques
             };
-            let pushes = SokobanDomain::on_board(board.clone(), techniques, budget.interrupt());
+            let pushes = SokobanDomain::on_board(board.clone(), techniques, budget.interrupt())
+                .sharing(&learned);
             match variant.origin {
                 Origin::Start => BoxMoveDomain::new(pushes),
                 Origin::Goal => BoxMoveDomain::from_goal(pushes),
