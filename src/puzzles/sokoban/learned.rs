@@ -184,6 +184,30 @@ mod tests {
         assert!(makes_sealed(&unlearned));
     }
 
+    /// Patterns are on the board's squares, which are numbered from the player's start:
+    /// the level drawn two rows lower and three columns further right learns the very
+    /// same pattern.
+    #[test]
+    fn a_translated_copy_of_a_level_learns_the_same_pattern() {
+        let shifted: String = std::iter::repeat_n("\n", 2)
+            .chain(LEVEL.lines().flat_map(|row| ["   ", row, "\n"]))
+            .collect();
+        let learned = |text: &str| {
+            let lvl = Level::parse(text).expect("level");
+            let domain =
+                SokobanDomain::new(&lvl, Techniques::optimal(super::super::Bound::Matching));
+            assert!(
+                children(&domain, &domain.initial_state()).is_empty(),
+                "dead"
+            );
+            let learned = domain.learned();
+            (learned.patterns(), learned.patterns.clone())
+        };
+        let (count, patterns) = learned(LEVEL);
+        assert_eq!(count, 1);
+        assert_eq!(learned(&shifted), (count, patterns));
+    }
+
     /// A pattern holds only with the player in its area: inside the sealed corner the
     /// same boxes are no deadlock.
     #[test]
