@@ -37,11 +37,10 @@ pub struct CorralSearch {
 }
 
 impl CorralSearch {
-    /// Whether the corral made of `boxes` (its boxes, among `words` bitset words)
-    /// around the empty squares `interior` can be proved never to open nor finish,
-    /// the player standing on `player` outside it. A search the interrupt cuts short
-    /// proves nothing and is not cached. With `learn`, a dead corral is kept as a
-    /// pattern too.
+    /// Whether the corral made of `boxes` around the empty squares `interior` can be
+    /// proved never to open nor finish, the player standing on `player` outside it. A
+    /// search the interrupt cuts short proves nothing and is not cached. With `learn`,
+    /// a dead corral is kept as a pattern too.
     pub fn is_deadlock(
         &mut self,
         board: &Board,
