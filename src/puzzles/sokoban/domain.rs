@@ -293,8 +293,10 @@ impl SokobanDomain {
         if self.interrupt.tripped().is_some() {
             return None;
         }
+        let learned = || self.learned.borrow().holds(&state.boxes, state.player);
         let only_corral = match verdict {
             Verdict::Deadlock => return None,
+            _ if self.techniques.learned_deadlocks && learned() => return None,
             Verdict::OnlyCorral => true,
             Verdict::AllPushes => false,
         };

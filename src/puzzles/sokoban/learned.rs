@@ -8,8 +8,10 @@
 //! whose boxes include `B`, its player standing in `A`, is dead as well. Such a
 //! pattern, shrunk box by box while the proof still holds, is kept and tested against
 //! every child a search makes, through the boxes it holds: a child is dead if a pattern
-//! holding the box just moved lies within its boxes. Verdicts for whole corrals, dead
-//! or not, are kept too, so no search of the job repeats another's corral search.
+//! holding the box just moved lies within its boxes. A position stored before a
+//! pattern was learned meets it when it is expanded, tested against every pattern.
+//! Verdicts for whole corrals, dead or not, are kept too, so no search of the job
+//! repeats another's corral search.
 
 use std::collections::HashMap;
 
@@ -40,6 +42,8 @@ pub struct Learned {
     patterns: Vec<u64>,
     /// Per square, the patterns holding a box there.
     by_square: Vec<Vec<u32>>,
+    /// Per square, the patterns whose first box stands there.
+    by_first: Vec<Vec<u32>>,
 }
 
 impl Learned {
@@ -61,6 +65,7 @@ impl Learned {
         if self.by_square.len() != n {
             self.words = boxes.len();
             self.by_square = vec![Vec::new(); n];
+            self.by_first = vec![Vec::new(); n];
         }
         let count = self.patterns.len() / (2 * self.words);
         if count >= PATTERN_LIMIT
@@ -78,6 +83,29 @@ impl Learned {
         for b in squares(boxes) {
             self.by_square[b as usize].push(count as u32);
         }
+        if let Some(first) = squares(boxes).next() {
+            self.by_first[first as usize].push(count as u32);
+        }
+    }
+
+    /// Whether any learned pattern lies within `boxes`, the player on `player` in its
+    /// area: for positions stored before the pattern was learned.
+    pub fn holds(&self, boxes: &[u64], player: u16) -> bool {
+        if self.by_first.is_empty() {
+            return false;
+        }
+        squares(boxes).any(|b| {
+            self.by_first[b as usize]
+                .iter()
+                .any(|&p| self.matches(p, boxes, player))
+        })
+    }
+
+    fn matches(&self, p: u32, boxes: &[u64], player: u16) -> bool {
+        let words = self.words;
+        let at = p as usize * 2 * words;
+        let (pattern, area) = self.patterns[at..at + 2 * words].split_at(words);
+        has_box(area, player) && pattern.iter().zip(boxes).all(|(&p, &b)| p & !b == 0)
     }
 
     /// Whether a learned pattern holding a box on `moved` lies within `boxes`, the
@@ -86,12 +114,7 @@ impl Learned {
         let Some(list) = self.by_square.get(moved as usize) else {
             return false;
         };
-        let words = self.words;
-        list.iter().any(|&p| {
-            let at = p as usize * 2 * words;
-            let (pattern, area) = self.patterns[at..at + 2 * words].split_at(words);
-            has_box(area, player) && pattern.iter().zip(boxes).all(|(&p, &b)| p & !b == 0)
-        })
+        list.iter().any(|&p| self.matches(p, boxes, player))
     }
 
     /// The patterns kept so far.
@@ -160,10 +183,13 @@ mod tests {
             let holding = position(&board, &cells, at(&lvl, 4, 3));
             let moved = board.square(side);
             assert!(learned.is_dead(&holding.boxes, moved, holding.player));
+            // Whichever box moved last, as for a position stored before the pattern.
+            assert!(learned.holds(&holding.boxes, holding.player));
         }
         // Not with one of the two boxes missing.
         let apart = position(&board, &[top, at(&lvl, 2, 2), third], at(&lvl, 3, 4));
         assert!(!learned.is_dead(&apart.boxes, board.square(top), apart.player));
+        assert!(!learned.holds(&apart.boxes, apart.player));
         drop(learned);
 
         // The box at (2, 2) pushed left seals the corner, the third box now on (3, 3).
@@ -222,6 +248,8 @@ mod tests {
         learned.learn(&board, &outside.boxes, &area);
         let inside = position(&board, &[top, side], at(&lvl, 1, 1));
         assert!(!learned.is_dead(&inside.boxes, board.square(top), inside.player));
+        assert!(!learned.holds(&inside.boxes, inside.player));
         assert!(learned.is_dead(&outside.boxes, board.square(top), outside.player));
+        assert!(learned.holds(&outside.boxes, outside.player));
     }
 }
