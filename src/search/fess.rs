@@ -36,13 +36,16 @@ struct Cells {
 }
 
 impl Cells {
-    fn push(&mut self, features: Features, entry: Entry) {
+    /// Queues `entry` in its cell; true if the cell is new.
+    fn push(&mut self, features: Features, entry: Entry) -> bool {
         let next = self.queues.len();
         let cell = *self.index.entry(features).or_insert(next);
-        if cell == next {
+        let new = cell == next;
+        if new {
             self.queues.push(BinaryHeap::new());
         }
         self.queues[cell].push(entry);
+        new
     }
 }
 
@@ -74,10 +77,11 @@ pub struct Fess<'d, D: Domain> {
     /// Per node, its features and weight: what its children are measured against.
     progress: Chunked<(Features, Cost)>,
     cells: Cells,
-    /// The round visits cells `cell..round_end`; cells made during it wait for the next.
+    /// The next cell to visit. A new cell is visited next (as Festival does), then the
+    /// cycle goes on from it.
     cell: usize,
-    round_end: usize,
-    expanded_in_round: bool,
+    /// Empty cells visited since the last expansion: once every cell is, none has a state.
+    empty_visits: usize,
     successors: Vec<Successor<D::State, D::Action>>,
     children: Vec<Child>,
 }
@@ -91,8 +95,7 @@ impl<'d, D: Domain> Fess<'d, D> {
             progress: Chunked::new(),
             cells: Cells::default(),
             cell: 0,
-            round_end: 0,
-            expanded_in_round: false,
+            empty_visits: 0,
             successors: Vec::new(),
             children: Vec::new(),
         }
@@ -134,7 +137,6 @@ impl<'d, D: Domain> Fess<'d, D> {
         }
         self.progress.push((root_features, 0));
         self.cells.push(root_features, Reverse((0, h0, root_id)));
-        self.round_end = self.cells.queues.len();
         Ok(None)
     }
 
@@ -150,24 +152,20 @@ impl<'d, D: Domain> Fess<'d, D> {
         }
         let domain = self.domain;
         loop {
-            if self.cell == self.round_end {
-                if !self.expanded_in_round {
-                    return Ok(Some(Outcome::Unsolvable));
-                }
-                self.cell = 0;
-                self.round_end = self.cells.queues.len();
-                self.expanded_in_round = false;
+            if self.empty_visits == self.cells.queues.len() {
+                return Ok(Some(Outcome::Unsolvable));
             }
             if expansions == 0 {
                 return Ok(None);
             }
             let cell = self.cell;
-            self.cell += 1;
+            self.cell = (cell + 1) % self.cells.queues.len();
             let Some(Reverse((_, _, id))) = self.cells.queues[cell].pop() else {
+                self.empty_visits += 1;
                 continue;
             };
             expansions -= 1;
-            self.expanded_in_round = true;
+            self.empty_visits = 0;
             budget.expand()?;
             let (parent_features, parent_weight) = self.progress[id as usize];
             let g = self.table.node(id).g;
@@ -205,8 +203,12 @@ impl<'d, D: Domain> Fess<'d, D> {
             for child in &self.children {
                 let weight = parent_weight + Cost::from(!child.advised);
                 self.progress.push((child.features, weight));
-                self.cells
-                    .push(child.features, Reverse((weight, child.h, child.id)));
+                if self
+                    .cells
+                    .push(child.features, Reverse((weight, child.h, child.id)))
+                {
+                    self.cell = self.cells.queues.len() - 1;
+                }
             }
         }
     }
