@@ -2,6 +2,8 @@
 //! is projected onto a small feature vector ([`Domain::features`]), and the search
 //! visits the cells of equal features in turn, expanding one state from each, so no
 //! single region of the space (the one the estimate likes best) can starve the rest.
+//! A cell that an expansion opens is visited next, as in Festival, so the search
+//! follows new ground at once and the cycle goes on from there.
 //! Within a cell the state with the least weight goes first. Each expansion names
 //! the children it is advised to follow ([`Advice`]): their moves weigh 0, any other
 //! move 1, so plans that keep taking advice stay cheap however long they are. Ties go
@@ -221,7 +223,7 @@ pub const TURN_EXPANSIONS: u64 = 256;
 /// Feature-space searches of `domains` (each with its advice and a weight) take turns
 /// of `weight × TURN_EXPANSIONS` expansions in one thread under one budget, until one
 /// solves, one proves there is no solution, or all give up. A search that runs out of
-/// states drops out; the others go on. Searches from the goal ([`Origin::Goal`]) meet
+/// states, or fills the memory cap while others still run, drops out; the others go on. Searches from the goal ([`Origin::Goal`]) meet
 /// forward ones: after each turn the states it stored are looked up in the tables of
 /// the other direction, and a state both hold joins the two paths into a plan.
 /// Returns the outcome and which search ended it.
@@ -255,6 +257,7 @@ pub fn interleave<D: Domain>(
                 .map(|(_, runner)| runner.search.held_bytes())
                 .sum();
             budget.set_held_elsewhere(elsewhere);
+            let others = running.len() > 1;
             let runner = &mut running[i];
             last = runner.index;
             let domain = runner.search.domain;
@@ -269,6 +272,11 @@ pub fn interleave<D: Domain>(
                     i += 1;
                 }
                 Turn::Ended(Outcome::Unsolvable) if !domain.exhaustive() => {
+                    stored += runner.search.stored();
+                    running.remove(i);
+                }
+                // The others go on in the memory it held.
+                Turn::Ended(Outcome::Stopped(Stop::MemoryLimit)) if others => {
                     stored += runner.search.stored();
                     running.remove(i);
                 }
