@@ -108,12 +108,24 @@ fn interleaved_searches_share_the_node_limit_and_the_memory_cap() {
         cap /= 2;
     }
     assert_eq!(alone(cap), Outcome::GaveUp);
-    let limits = Limits {
-        max_memory_bytes: Some(cap),
-        ..Limits::default()
+    let together = |cap| {
+        let limits = Limits {
+            max_memory_bytes: Some(cap),
+            ..Limits::default()
+        };
+        solve_interleaved(&searches, &mut Budget::new(limits, CancelFlag::new())).0
     };
-    let (report, _) = solve_interleaved(&searches, &mut Budget::new(limits, CancelFlag::new()));
-    assert_eq!(report.outcome, Outcome::Stopped(Stop::MemoryLimit));
+    // The search that fills the cap drops out, and the other one finishes in the
+    // memory it held: it saw all of the start's side.
+    let report = together(cap);
+    assert_eq!(report.outcome, Outcome::GaveUp);
+    let stored = report.stats.unique_states.expect("counted");
+    assert!(stored > START_SIDE && stored < 2 * START_SIDE, "{stored}");
+    // Under a cap that neither fits alone, the last one stops at it.
+    assert_eq!(
+        together(cap / 2).outcome,
+        Outcome::Stopped(Stop::MemoryLimit)
+    );
 }
 
 #[test]
