@@ -223,8 +223,8 @@ pub const TURN_EXPANSIONS: u64 = 256;
 /// Feature-space searches of `domains` (each with its advice and a weight) take turns
 /// of `weight × TURN_EXPANSIONS` expansions in one thread under one budget, until one
 /// solves, one proves there is no solution, or all give up. A search that runs out of
-/// states, or fills the memory cap while others still run, drops out; the others go on. Searches from the goal ([`Origin::Goal`]) meet
-/// forward ones: after each turn the states it stored are looked up in the tables of
+/// states, or fills the memory cap while others still run, drops out; the others go
+/// on. Searches from the goal ([`Origin::Goal`]) meet forward ones: after each turn the states it stored are looked up in the tables of
 /// the other direction, and a state both hold joins the two paths into a plan.
 /// Returns the outcome and which search ended it.
 pub fn interleave<D: Domain>(
@@ -271,12 +271,7 @@ pub fn interleave<D: Domain>(
                     }
                     i += 1;
                 }
-                Turn::Ended(Outcome::Unsolvable) if !domain.exhaustive() => {
-                    stored += runner.search.stored();
-                    running.remove(i);
-                }
-                // The others go on in the memory it held.
-                Turn::Ended(Outcome::Stopped(Stop::MemoryLimit)) if others => {
+                Turn::Ended(ref outcome) if drops_out(outcome, domain.exhaustive(), others) => {
                     stored += runner.search.stored();
                     running.remove(i);
                 }
@@ -304,6 +299,17 @@ pub fn interleave<D: Domain>(
         .sum::<usize>();
     budget.stats.unique_states = Some(stored as u64);
     (ended, last)
+}
+
+/// Whether a search of [`interleave`] that ended with `outcome` leaves the others to go
+/// on: it ran out of states without proving anything (its domain cuts moves), or it
+/// filled the memory cap while `others` run, which go on in the memory it held.
+fn drops_out<A>(outcome: &Outcome<A>, exhaustive: bool, others: bool) -> bool {
+    match outcome {
+        Outcome::Unsolvable => !exhaustive,
+        Outcome::Stopped(Stop::MemoryLimit) => others,
+        _ => false,
+    }
 }
 
 /// Inner-loop steps one lookup of a state in another search's table costs, roughly
