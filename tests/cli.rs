@@ -307,6 +307,25 @@ fn bench_reports_each_instance_and_a_summary() {
     assert!(summary["median_ms"].is_number() && summary["total_ms"].is_number());
 }
 
+/// `puzzled bench ... | head -1`: once the reader is gone the command ends, without a
+/// panic. The reader is closed before the command starts, so its first write finds it
+/// gone.
+#[test]
+fn bench_ends_quietly_when_its_reader_goes_away() {
+    let suite = write_suite("closed-pipe", "1 1 2 3 4 5 6 0 7 8 2\n");
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let output = Command::new(env!("CARGO_BIN_EXE_puzzled"))
+        .args(["bench", "--suite", suite.to_str().expect("path"), "--json"])
+        .env("PUZZLED_LOG", "warn")
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("puzzled runs");
+    assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
+    assert!(!output.status.success());
+}
+
 #[test]
 fn bench_fails_when_an_optimal_claim_contradicts_the_suite() {
     let suite = write_suite("wrong", "1 1 2 3 4 5 6 0 7 8 3\n");
