@@ -38,16 +38,15 @@ struct Cells {
 }
 
 impl Cells {
-    /// Queues `entry` in its cell; true if the cell is new.
-    fn push(&mut self, features: Features, entry: Entry) -> bool {
+    /// Queues `entry` in its cell; the cell's index if this opened it.
+    fn push(&mut self, features: Features, entry: Entry) -> Option<usize> {
         let next = self.queues.len();
         let cell = *self.index.entry(features).or_insert(next);
-        let new = cell == next;
-        if new {
+        if cell == next {
             self.queues.push(BinaryHeap::new());
         }
         self.queues[cell].push(entry);
-        new
+        (cell == next).then_some(cell)
     }
 }
 
@@ -205,11 +204,11 @@ impl<'d, D: Domain> Fess<'d, D> {
             for child in &self.children {
                 let weight = parent_weight + Cost::from(!child.advised);
                 self.progress.push((child.features, weight));
-                if self
+                if let Some(opened) = self
                     .cells
                     .push(child.features, Reverse((weight, child.h, child.id)))
                 {
-                    self.cell = self.cells.queues.len() - 1;
+                    self.cell = opened;
                 }
             }
         }
@@ -224,8 +223,9 @@ pub const TURN_EXPANSIONS: u64 = 256;
 /// of `weight × TURN_EXPANSIONS` expansions in one thread under one budget, until one
 /// solves, one proves there is no solution, or all give up. A search that runs out of
 /// states, or fills the memory cap while others still run, drops out; the others go
-/// on. Searches from the goal ([`Origin::Goal`]) meet forward ones: after each turn the states it stored are looked up in the tables of
-/// the other direction, and a state both hold joins the two paths into a plan.
+/// on. Searches from the goal ([`Origin::Goal`]) meet forward ones: after each turn
+/// the states it stored are looked up in the tables of the other direction, and a state
+/// both hold joins the two paths into a plan.
 /// Returns the outcome and which search ended it.
 pub fn interleave<D: Domain>(
     searches: &[(&D, Advice, u32)],
