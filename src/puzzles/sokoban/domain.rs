@@ -9,7 +9,7 @@ use std::rc::Rc;
 use smallvec::smallvec;
 
 use super::board::{Board, NONE, UNREACHABLE};
-use super::boxes::{BoxSet, flip, has_box, squares, words};
+use super::boxes::{BoxSet, INLINE_WORDS, flip, has_box, squares, words};
 use super::corral::{CorralTests, Verdict};
 use super::deadlock::freeze_deadlock;
 use super::hotspots::Hotspots;
@@ -24,7 +24,7 @@ use crate::search::{Cost, Domain, Features, Interrupt, Successor};
 /// hashing look at the boxes and the player only, as the rest is derived from them.
 #[derive(Clone, Debug)]
 pub struct State {
-    /// Inline up to 256 squares, so most states own no heap memory.
+    /// Inline up to 192 squares ([`INLINE_WORDS`]), so most states own no heap memory.
     pub boxes: BoxSet,
     pub player: u16,
     /// The estimate, computed once when the state is generated: a push moves one box,
@@ -156,7 +156,7 @@ impl SokobanDomain {
         let n_boxes = board.n_boxes();
         let child_work = u32::try_from(n_boxes * n_boxes + board.n_squares()).unwrap_or(u32::MAX);
         let state_heap_bytes = match words(&board) {
-            n if n > 4 => n * 8 + 16,
+            n if n > INLINE_WORDS => n * 8 + 16,
             _ => 0,
         };
         let mut goal_bits = vec![0; words(&board)].into_boxed_slice();
