@@ -19,6 +19,9 @@ pub struct Hungarian {
     base_u: Vec<i64>,
     base_v: Vec<i64>,
     base_owner: Vec<usize>,
+    /// Per row (1-based), the column the base optimum gives it and that pair's cost.
+    base_pair: Vec<(usize, i64)>,
+    base_total: i64,
     way: Vec<usize>,
     min_slack: Vec<i64>,
     used: Vec<bool>,
@@ -49,29 +52,44 @@ impl Hungarian {
         self.base_u.clone_from(&self.u);
         self.base_v.clone_from(&self.v);
         self.base_owner.clone_from(&self.owner);
-        Ok(self.total(n, &cost))
+        self.base_pair.clear();
+        self.base_pair.resize(n + 1, (0, 0));
+        for col in 1..=n {
+            let row = self.owner[col];
+            self.base_pair[row] = (col, cost(row - 1, col - 1));
+        }
+        self.base_total = self.base_pair.iter().map(|&(_, c)| c).sum();
+        Ok((self.base_total < FORBIDDEN).then_some(self.base_total))
     }
 
     /// The optimum when only `row`'s costs differ from those of the last
-    /// [`Hungarian::solve`]: unmatch the row, make its dual feasible again, and
-    /// augment once from the stored duals.
+    /// [`Hungarian::solve`]: the row's dual is made feasible again (its least reduced
+    /// cost). When that least is at the column the row already holds, the old
+    /// assignment is still optimal (every pair tight, every dual feasible), which is
+    /// the usual case and costs O(n); otherwise the row is unmatched and one augmenting
+    /// path from the stored duals finds the optimum in O(n²).
     pub fn resolve_row(
         &mut self,
         n: usize,
         row: usize,
         cost: impl Fn(usize, usize) -> i64,
     ) -> Option<i64> {
+        let row = row + 1;
+        let (held, old) = self.base_pair[row];
+        let least = (1..=n)
+            .map(|col| cost(row - 1, col - 1) - self.base_v[col])
+            .min()
+            .unwrap_or(0);
+        let own = cost(row - 1, held - 1);
+        if own - self.base_v[held] == least {
+            let total = self.base_total - old + own;
+            return (total < FORBIDDEN).then_some(total);
+        }
         self.u.clone_from(&self.base_u);
         self.v.clone_from(&self.base_v);
         self.owner.clone_from(&self.base_owner);
-        let row = row + 1;
-        if let Some(col) = (1..=n).find(|&col| self.owner[col] == row) {
-            self.owner[col] = 0;
-        }
-        self.u[row] = (1..=n)
-            .map(|col| cost(row - 1, col - 1) - self.v[col])
-            .min()
-            .unwrap_or(0);
+        self.owner[held] = 0;
+        self.u[row] = least;
         self.augment(n, row, &cost);
         self.total(n, &cost)
     }
@@ -164,17 +182,24 @@ mod tests {
         fn full_and_incremental_solves_match_brute_force(
             cells in proptest::collection::vec(0i64..12, 25),
             changed in proptest::collection::vec(0i64..12, 5),
-            row in 0usize..5,
         ) {
             let n = 5;
             let cost = |v: i64| if v >= 10 { FORBIDDEN } else { v };
-            let mut costs: Vec<Vec<i64>> =
+            let costs: Vec<Vec<i64>> =
                 cells.chunks(n).map(|r| r.iter().map(|&v| cost(v)).collect()).collect();
             let mut hungarian = Hungarian::default();
             let solved = hungarian.solve(n, |r, c| costs[r][c], &Interrupt::never());
             proptest::prop_assert_eq!(solved, Ok(brute(&costs)));
-            costs[row] = changed.iter().map(|&v| cost(v)).collect();
-            proptest::prop_assert_eq!(hungarian.resolve_row(n, row, |r, c| costs[r][c]), brute(&costs));
+            // Each row changed in turn, from the same base: the old assignment kept
+            // (a cheap repair) or an augmenting path needed.
+            for row in 0..n {
+                let mut new = costs.clone();
+                new[row] = changed.iter().map(|&v| cost(v)).collect();
+                proptest::prop_assert_eq!(
+                    hungarian.resolve_row(n, row, |r, c| new[r][c]),
+                    brute(&new)
+                );
+            }
         }
     }
 }
