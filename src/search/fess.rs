@@ -83,6 +83,8 @@ pub struct Fess<'d, D: Domain> {
     cell: usize,
     /// Empty cells visited since the last expansion: once every cell is, none has a state.
     empty_visits: usize,
+    /// The least first feature of any state stored: how far it got.
+    reached: u16,
     successors: Vec<Successor<D::State, D::Action>>,
     children: Vec<Child>,
 }
@@ -97,6 +99,7 @@ impl<'d, D: Domain> Fess<'d, D> {
             cells: Cells::default(),
             cell: 0,
             empty_visits: 0,
+            reached: u16::MAX,
             successors: Vec::new(),
             children: Vec::new(),
         }
@@ -136,6 +139,7 @@ impl<'d, D: Domain> Fess<'d, D> {
         if root_is_goal {
             return Ok(Some(Outcome::Solved(self.table.solution(root_id))));
         }
+        self.reached = root_features[0];
         self.progress.push((root_features, 0));
         self.cells.push(root_features, Reverse((0, h0, root_id)));
         Ok(None)
@@ -203,6 +207,7 @@ impl<'d, D: Domain> Fess<'d, D> {
             advise(self.advice, &parent_features, &mut self.children);
             for child in &self.children {
                 let weight = parent_weight + Cost::from(!child.advised);
+                self.reached = self.reached.min(child.features[0]);
                 self.progress.push((child.features, weight));
                 if let Some(opened) = self
                     .cells
@@ -219,8 +224,13 @@ impl<'d, D: Domain> Fess<'d, D> {
 /// over box moves, so turns are fair without costing much to switch.
 pub const TURN_EXPANSIONS: u64 = 256;
 
+/// How many times its weight's turn a search of [`interleave`] gets while it leads the
+/// searches of its direction, its first feature strictly below all of theirs.
+pub const LEAD_FACTOR: u64 = 4;
+
 /// Feature-space searches of `domains` (each with its advice and a weight) take turns
-/// of `weight × TURN_EXPANSIONS` expansions in one thread under one budget, until one
+/// of `weight × TURN_EXPANSIONS` expansions in one thread under one budget (times
+/// [`LEAD_FACTOR`] for one that leads its direction), until one
 /// solves, one proves there is no solution, or all give up. A search that runs out of
 /// states, or fills the memory cap while others still run, drops out; the others go
 /// on. Searches from the goal ([`Origin::Goal`]) meet forward ones: after each turn
@@ -245,6 +255,7 @@ pub fn interleave<D: Domain>(
         .iter()
         .all(|&origin| searches.iter().any(|s| s.0.origin() == origin));
     let interrupt = budget.interrupt();
+    let mut standings = Vec::with_capacity(running.len());
     let mut last = 0;
     let mut stored = 0;
     let ended = 'turns: loop {
@@ -258,13 +269,18 @@ pub fn interleave<D: Domain>(
                 .sum();
             budget.set_held_elsewhere(elsewhere);
             let others = running.len() > 1;
+            standings.clear();
+            standings.extend(
+                running
+                    .iter()
+                    .map(|r| (r.search.domain.origin(), r.search.reached)),
+            );
+            let lead = lead_factor(&standings, i);
+            let turn = u64::from(running[i].weight) * TURN_EXPANSIONS * lead;
             let runner = &mut running[i];
             last = runner.index;
             let domain = runner.search.domain;
-            match runner
-                .search
-                .run(budget, u64::from(runner.weight) * TURN_EXPANSIONS)
-            {
+            match runner.search.run(budget, turn) {
                 Turn::Paused => {
                     if both_ways && let Some(plan) = meet(&mut running, i, &interrupt) {
                         break 'turns Outcome::Solved(plan);
@@ -309,6 +325,25 @@ fn drops_out<A>(outcome: &Outcome<A>, exhaustive: bool, others: bool) -> bool {
         Outcome::Unsolvable => !exhaustive,
         Outcome::Stopped(Stop::MemoryLimit) => others,
         _ => false,
+    }
+}
+
+/// [`LEAD_FACTOR`] if search `i` of `standings` (each search's direction and the least
+/// first feature it reached) got further than every other search of its direction,
+/// else 1: a search that is getting somewhere gets more of the time, the others keep
+/// theirs against each other.
+fn lead_factor(standings: &[(Origin, u16)], i: usize) -> u64 {
+    let (origin, reached) = standings[i];
+    let mut rivals = standings
+        .iter()
+        .enumerate()
+        .filter(|&(j, &(o, _))| j != i && o == origin)
+        .peekable();
+    let has_rivals = rivals.peek().is_some();
+    if has_rivals && rivals.all(|(_, &(_, r))| r > reached) {
+        LEAD_FACTOR
+    } else {
+        1
     }
 }
 
@@ -408,5 +443,22 @@ fn advise(advice: Advice, parent: &Features, children: &mut [Child]) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_search_strictly_ahead_of_its_own_direction_leads() {
+        let (start, goal) = (Origin::Start, Origin::Goal);
+        let standings = [(start, 3), (start, 5), (start, 5), (goal, 9)];
+        assert_eq!(lead_factor(&standings, 0), LEAD_FACTOR);
+        assert_eq!(lead_factor(&standings, 1), 1);
+        // Alone in its direction: nobody to lead.
+        assert_eq!(lead_factor(&standings, 3), 1);
+        // A tie leads nobody.
+        assert_eq!(lead_factor(&[(start, 3), (start, 3), (goal, 1)], 0), 1);
     }
 }
