@@ -156,6 +156,32 @@ impl Board {
         }
     }
 
+    /// Per square, the fewest pushes from any start box to it on a board without other
+    /// boxes: each push needs floor behind the box, but whether the player can walk
+    /// there is not asked, so the count is never too high. `u16::MAX` where no start
+    /// box arrives.
+    pub(super) fn pushes_from_start(&self) -> Vec<u16> {
+        let mut from_start = vec![u16::MAX; self.n_squares()];
+        let mut queue: Vec<u16> = self.start_boxes.clone();
+        for &b in &queue {
+            from_start[b as usize] = 0;
+        }
+        let mut next = 0;
+        while next < queue.len() {
+            let square = queue[next];
+            next += 1;
+            for direction in Direction::ALL {
+                let to = self.neighbour(square, direction);
+                let behind = self.neighbour(square, direction.opposite());
+                if to != NONE && behind != NONE && from_start[to as usize] == u16::MAX {
+                    from_start[to as usize] = from_start[square as usize] + 1;
+                    queue.push(to);
+                }
+            }
+        }
+        from_start
+    }
+
     /// Goals filled while a deeper goal (see [`super::packing`]) is still empty: each is
     /// a box that will likely have to move again, or blocks the way in.
     pub fn packing_faults(&self, has_box: impl Fn(u16) -> bool) -> u32 {

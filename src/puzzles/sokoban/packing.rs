@@ -16,6 +16,11 @@ pub(super) fn layers(board: &Board, interrupt: &Interrupt) -> Result<Vec<u16>, S
     let n = board.n_squares();
     let goals = board.goals();
     let sources = source_areas(board);
+    // A box pulled out must land where a start box can be pushed: a corner of the
+    // source area no box can enter is no way out.
+    let targets: Vec<bool> = (board.pushes_from_start().iter().zip(&sources))
+        .map(|(&pushes, &source)| source && pushes != u16::MAX)
+        .collect();
     let mut filled: Vec<bool> = (0..n as u16).map(|s| board.is_goal(s)).collect();
     let mut layer = vec![u16::MAX; goals.len()];
     let mut reached = vec![false; n];
@@ -30,7 +35,7 @@ pub(super) fn layers(board: &Board, interrupt: &Interrupt) -> Result<Vec<u16>, S
         let mut peeled = Vec::new();
         for (i, &goal) in goals.iter().enumerate() {
             if filled[goal as usize]
-                && pull.out(board, goal, (&filled, &reached, &sources), interrupt)?
+                && pull.out(board, goal, (&filled, &reached, &targets), interrupt)?
             {
                 peeled.push(i);
             }
@@ -93,13 +98,13 @@ impl Pull {
         }
     }
 
-    /// Whether the box on `goal` can be pulled onto a `sources` square, the boxes on
+    /// Whether the box on `goal` can be pulled onto a `targets` square, the boxes on
     /// the other `filled` goals standing and the player starting anywhere in `reached`.
     fn out(
         &mut self,
         board: &Board,
         goal: u16,
-        (filled, reached, sources): (&[bool], &[bool], &[bool]),
+        (filled, reached, targets): (&[bool], &[bool], &[bool]),
         interrupt: &Interrupt,
     ) -> Result<bool, Stop> {
         let n = board.n_squares();
@@ -123,7 +128,7 @@ impl Pull {
             if back == NONE || blocked(back, at) {
                 continue;
             }
-            if sources[stand as usize] {
+            if targets[stand as usize] {
                 return Ok(true);
             }
             self.walk.fill(false);

@@ -17,10 +17,7 @@ use crate::search::{Cost, Features, Successor};
 pub(super) struct Backward {
     /// The level's start, as a key: the position the search is looking for.
     start: State,
-    /// Per square, the fewest pushes from any start box to it on a board without other
-    /// boxes: each push needs floor behind the box, but whether the player can walk
-    /// there is not asked, so the count is never too high. `u16::MAX` where no start
-    /// box arrives.
+    /// [`Board::pushes_from_start`].
     from_start: Vec<u16>,
 }
 
@@ -38,25 +35,7 @@ impl Backward {
             player,
             bound: 0,
         };
-        let n = board.n_squares();
-        let mut from_start = vec![u16::MAX; n];
-        let mut queue: Vec<u16> = board.start_boxes().to_vec();
-        for &b in &queue {
-            from_start[b as usize] = 0;
-        }
-        let mut next = 0;
-        while next < queue.len() {
-            let square = queue[next];
-            next += 1;
-            for direction in super::Direction::ALL {
-                let to = board.neighbour(square, direction);
-                let behind = board.neighbour(square, direction.opposite());
-                if to != NONE && behind != NONE && from_start[to as usize] == u16::MAX {
-                    from_start[to as usize] = from_start[square as usize] + 1;
-                    queue.push(to);
-                }
-            }
-        }
+        let from_start = board.pushes_from_start();
         Backward { start, from_start }
     }
 

@@ -641,6 +641,29 @@ fn packing_order_pulls_each_box_all_the_way_out() {
     assert_eq!(board.packing_faults(|g| g == corner), 0);
 }
 
+/// XSokoban 41: the goal at row 11, column 3 lies below a column of floor the player
+/// walks down from the corridor, but no box can follow (the corridor has a wall above
+/// it), so a box on that goal is not pulled out there. Counting that column as a way
+/// out put the goal in the first layer, filled last, when by then both goals beside it
+/// are full and nothing can reach it; it is filled second to last, before the goal
+/// beside it at the loop's end.
+#[test]
+fn packing_order_only_pulls_boxes_out_where_a_box_could_come_in() {
+    let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
+    let lvl = level(&read_collection(xsokoban)[40].text);
+    let board = Board::new(&lvl);
+    let square = |row: usize, col: usize| board.square(row * lvl.cols() + col);
+    let (under_column, beside, end) = (square(11, 3), square(11, 4), square(11, 2));
+    assert!(board.is_goal(under_column));
+    let layer = |square| board.layer_of(square).unwrap();
+    assert!(
+        layer(under_column) > layer(beside),
+        "{}",
+        layer(under_column)
+    );
+    assert!(layer(under_column) < layer(end), "{}", layer(under_column));
+}
+
 /// Found by the property test above: the feature-space search found a shorter way to a
 /// position after expanding it, and reported the cost of the old path (8 pushes) with
 /// the plan of the new one (6). A solution's cost is now summed along its own path.
