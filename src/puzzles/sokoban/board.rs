@@ -23,7 +23,8 @@ pub struct Board {
     /// `distance[s * goals + g]`: pushes to bring a box from square `s` to goal `g` on an
     /// otherwise empty board (the player only needs room behind the box).
     distance: Vec<u16>,
-    /// Squares from which no goal can be reached: a box there is lost.
+    /// Squares from which no goal can be reached, the player walking round the box only
+    /// where the floor allows ([`super::dead_squares`]): a box there is lost.
     dead: Vec<bool>,
     /// Per goal (as numbered in `goals`), its packing layer ([`super::packing`]):
     /// deeper goals should be filled first.
@@ -100,13 +101,7 @@ impl Board {
         interrupt.check_holding(distance_bytes)?;
         board.distance = board.push_distances(interrupt)?;
         board.layer = super::packing::layers(&board, interrupt)?;
-        let goals = board.goals.len() as u32;
-        board.dead = (0..n)
-            .map(|s| {
-                interrupt.poll(goals)?;
-                Ok((0..board.goals.len()).all(|g| board.distance(g, s as u16) == UNREACHABLE))
-            })
-            .collect::<Result<_, Stop>>()?;
+        board.dead = super::dead_squares::dead_squares(&board, interrupt)?;
         Ok(board)
     }
 

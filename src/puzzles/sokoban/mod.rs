@@ -17,6 +17,7 @@ mod boxes;
 mod corral;
 mod corral_deadlock;
 mod cuts;
+mod dead_squares;
 pub mod deadlock;
 mod domain;
 mod flood;
