@@ -104,7 +104,7 @@ mod tests {
     use crate::puzzles::sokoban::Level;
 
     fn board(text: &str) -> Board {
-        Board::new(&Level::parse(text).unwrap())
+        Board::new(&Level::parse(text).expect("a valid level"))
     }
 
     /// Distances by brute force: a breadth-first search over pushes from the box on

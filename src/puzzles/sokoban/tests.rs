@@ -655,7 +655,7 @@ fn packing_order_only_pulls_boxes_out_where_a_box_could_come_in() {
     let square = |row: usize, col: usize| board.square(row * lvl.cols() + col);
     let (under_column, beside, end) = (square(11, 3), square(11, 4), square(11, 2));
     assert!(board.is_goal(under_column));
-    let layer = |square| board.layer_of(square).unwrap();
+    let layer = |square| board.layer_of(square).expect("a goal");
     assert!(
         layer(under_column) > layer(beside),
         "{}",
