@@ -645,8 +645,8 @@ fn packing_order_pulls_each_box_all_the_way_out() {
 /// walks down from the corridor, but no box can follow (the corridor has a wall above
 /// it), so a box on that goal is not pulled out there. Counting that column as a way
 /// out put the goal in the first layer, filled last, when by then both goals beside it
-/// are full and nothing can reach it; it is filled second to last, before the goal
-/// beside it at the loop's end.
+/// are full and nothing can reach it. It is filled just after the goal at the row's
+/// end and before the one beside it.
 #[test]
 fn packing_order_only_pulls_boxes_out_where_a_box_could_come_in() {
     let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
