@@ -156,11 +156,23 @@ impl Board {
     /// there is not asked, so the count is never too high. `u16::MAX` where no start
     /// box arrives.
     pub(super) fn pushes_from_start(&self) -> Vec<u16> {
+        self.pushes_from_start_past(|_| false)
+    }
+
+    /// [`Board::pushes_from_start`] with the `walled` squares taken as walls, for box
+    /// and player alike; a start box on one of them goes nowhere.
+    pub(super) fn pushes_from_start_past(&self, walled: impl Fn(u16) -> bool) -> Vec<u16> {
         let mut from_start = vec![u16::MAX; self.n_squares()];
-        let mut queue: Vec<u16> = self.start_boxes.clone();
+        let mut queue: Vec<u16> = self
+            .start_boxes
+            .iter()
+            .copied()
+            .filter(|&b| !walled(b))
+            .collect();
         for &b in &queue {
             from_start[b as usize] = 0;
         }
+        let open = |s: u16| s != NONE && !walled(s);
         let mut next = 0;
         while next < queue.len() {
             let square = queue[next];
@@ -168,7 +180,7 @@ impl Board {
             for direction in Direction::ALL {
                 let to = self.neighbour(square, direction);
                 let behind = self.neighbour(square, direction.opposite());
-                if to != NONE && behind != NONE && from_start[to as usize] == u16::MAX {
+                if open(to) && open(behind) && from_start[to as usize] == u16::MAX {
                     from_start[to as usize] = from_start[square as usize] + 1;
                     queue.push(to);
                 }

@@ -16,11 +16,7 @@ pub(super) fn layers(board: &Board, interrupt: &Interrupt) -> Result<Vec<u16>, S
     let n = board.n_squares();
     let goals = board.goals();
     let sources = source_areas(board);
-    // A box pulled out must land where a start box can be pushed: a corner of the
-    // source area no box can enter is no way out.
-    let targets: Vec<bool> = (board.pushes_from_start().iter().zip(&sources))
-        .map(|(&pushes, &source)| source && pushes != u16::MAX)
-        .collect();
+    let mut targets = vec![false; n];
     let mut filled: Vec<bool> = (0..n as u16).map(|s| board.is_goal(s)).collect();
     let mut layer = vec![u16::MAX; goals.len()];
     let mut reached = vec![false; n];
@@ -32,6 +28,15 @@ pub(super) fn layers(board: &Board, interrupt: &Interrupt) -> Result<Vec<u16>, S
         queue.clear();
         queue.extend((0..n as u16).filter(|&s| sources[s as usize]));
         board.breadth_first(&mut queue, &mut reached, |s| !filled[s as usize], |_, _| {});
+        // A box pulled out must land where a start box can be pushed past the goal
+        // boxes still standing: a corner of the source area no box can enter, or one
+        // it enters only across goals that are full when this one is filled, is no way
+        // out.
+        let from_start = board.pushes_from_start_past(|s| filled[s as usize]);
+        for (target, (&pushes, &source)) in targets.iter_mut().zip(from_start.iter().zip(&sources))
+        {
+            *target = source && pushes != u16::MAX;
+        }
         let mut peeled = Vec::new();
         for (i, &goal) in goals.iter().enumerate() {
             if filled[goal as usize]

@@ -664,6 +664,28 @@ fn packing_order_only_pulls_boxes_out_where_a_box_could_come_in() {
     assert!(layer(under_column) < layer(end), "{}", layer(under_column));
 }
 
+/// XSokoban 42: the goal at row 4, column 6 opens upward onto a corridor that joins the
+/// player's area, but no box can be pushed into that corridor except up through the goal
+/// itself. Pulled out onto it, its box would stand on floor a start box reaches only
+/// across full goals; so it is filled from below, before the goal under it (it was in
+/// layer 0, filled last, which walls it in).
+#[test]
+fn packing_order_brings_boxes_in_only_past_empty_goals() {
+    let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
+    let lvl = level(&read_collection(xsokoban)[41].text);
+    let board = Board::new(&lvl);
+    let square = |row: usize, col: usize| board.square(row * lvl.cols() + col);
+    let (behind, way_up) = (square(4, 6), square(5, 6));
+    assert!(board.is_goal(behind) && board.is_goal(way_up));
+    let layer = |square| board.layer_of(square).expect("a goal");
+    assert!(
+        layer(behind) > layer(way_up),
+        "{} {}",
+        layer(behind),
+        layer(way_up)
+    );
+}
+
 /// Found by the property test above: the feature-space search found a shorter way to a
 /// position after expanding it, and reported the cost of the old path (8 pushes) with
 /// the plan of the new one (6). A solution's cost is now summed along its own path.
