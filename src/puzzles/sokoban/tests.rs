@@ -641,6 +641,18 @@ fn packing_order_pulls_each_box_all_the_way_out() {
     assert_eq!(board.packing_faults(|g| g == corner), 0);
 }
 
+/// The packing layer of each goal of XSokoban level `number`, by (row, column).
+fn xsokoban_layers(number: usize) -> impl Fn(usize, usize) -> u16 {
+    let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
+    let lvl = level(&read_collection(xsokoban)[number - 1].text);
+    let board = Board::new(&lvl);
+    move |row, col| {
+        let square = board.square(row * lvl.cols() + col);
+        assert!(board.is_goal(square), "no goal at ({row}, {col})");
+        board.layer_of(square).expect("a goal has a layer")
+    }
+}
+
 /// XSokoban 41: the goal at row 11, column 3 lies below a column of floor the player
 /// walks down from the corridor, but no box can follow (the corridor has a wall above
 /// it), so a box on that goal is not pulled out there. Counting that column as a way
@@ -649,19 +661,10 @@ fn packing_order_pulls_each_box_all_the_way_out() {
 /// end and before the one beside it.
 #[test]
 fn packing_order_only_pulls_boxes_out_where_a_box_could_come_in() {
-    let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
-    let lvl = level(&read_collection(xsokoban)[40].text);
-    let board = Board::new(&lvl);
-    let square = |row: usize, col: usize| board.square(row * lvl.cols() + col);
-    let (under_column, beside, end) = (square(11, 3), square(11, 4), square(11, 2));
-    assert!(board.is_goal(under_column));
-    let layer = |square| board.layer_of(square).expect("a goal");
-    assert!(
-        layer(under_column) > layer(beside),
-        "{}",
-        layer(under_column)
-    );
-    assert!(layer(under_column) < layer(end), "{}", layer(under_column));
+    let layer = xsokoban_layers(41);
+    let (under_column, beside, end) = (layer(11, 3), layer(11, 4), layer(11, 2));
+    assert!(under_column > beside, "{under_column} {beside}");
+    assert!(under_column < end, "{under_column} {end}");
 }
 
 /// XSokoban 42: the goal at row 4, column 6 opens upward onto a corridor that joins the
@@ -671,19 +674,9 @@ fn packing_order_only_pulls_boxes_out_where_a_box_could_come_in() {
 /// layer 0, filled last, which walls it in).
 #[test]
 fn packing_order_brings_boxes_in_only_past_empty_goals() {
-    let xsokoban = include_str!("../../../benches/data/xsokoban90.xsb");
-    let lvl = level(&read_collection(xsokoban)[41].text);
-    let board = Board::new(&lvl);
-    let square = |row: usize, col: usize| board.square(row * lvl.cols() + col);
-    let (behind, way_up) = (square(4, 6), square(5, 6));
-    assert!(board.is_goal(behind) && board.is_goal(way_up));
-    let layer = |square| board.layer_of(square).expect("a goal");
-    assert!(
-        layer(behind) > layer(way_up),
-        "{} {}",
-        layer(behind),
-        layer(way_up)
-    );
+    let layer = xsokoban_layers(42);
+    let (behind, way_up) = (layer(4, 6), layer(5, 6));
+    assert!(behind > way_up, "{behind} {way_up}");
 }
 
 /// Found by the property test above: the feature-space search found a shorter way to a
