@@ -122,34 +122,33 @@ fn fess(techniques: Techniques, advice: Advice, weight: u32) -> Variant {
 
 /// The `any` portfolio as `auto` runs it, with `change` applied to every variant.
 fn portfolio(change: impl Fn(Techniques) -> Techniques) -> Search {
-    let any = Techniques::any(Bound::Matching);
-    let variant = |advice, hotspots, goal_cuts, weight| {
-        let techniques = Techniques {
-            hotspots,
-            goal_cuts,
-            ..any
-        };
-        fess(change(techniques), advice, weight)
+    let variants = sokoban::portfolio(Bound::Matching).into_iter();
+    Search::Interleaved(
+        variants
+            .map(|variant| Variant {
+                techniques: change(variant.techniques),
+                ..variant
+            })
+            .collect(),
+    )
+}
+
+/// The variants of a portfolio that `keep` holds for.
+fn keeping(search: Search, keep: fn(&Variant) -> bool) -> Search {
+    let Search::Interleaved(all) = search else {
+        unreachable!("the portfolio interleaves")
     };
-    Search::Interleaved(vec![
-        variant(Advice::EveryImprovement, false, false, 2),
-        variant(Advice::EveryImprovement, false, true, 2),
-        variant(Advice::BestPerFeature, true, false, 3),
-        variant(Advice::BestPerFeature, true, true, 3),
-        Variant {
-            origin: Origin::Goal,
-            ..variant(Advice::EveryImprovement, false, false, 2)
-        },
-    ])
+    Search::Interleaved(all.into_iter().filter(keep).collect())
 }
 
 /// The portfolio's forward variants alone.
 fn forward(search: Search) -> Search {
-    let Search::Interleaved(all) = search else {
-        unreachable!("the portfolio interleaves")
-    };
-    let ahead = all.into_iter().filter(|v| v.origin == Origin::Start);
-    Search::Interleaved(ahead.collect())
+    keeping(search, |v| v.origin == Origin::Start)
+}
+
+/// The portfolio without the search that has Festival's opener and explorer.
+fn unadvised(search: Search) -> Search {
+    keeping(search, |v| !v.techniques.advisors)
 }
 
 /// The techniques in the order puzzled gained them. Dead squares are always on.
@@ -203,13 +202,17 @@ fn cumulative() -> Vec<(&'static str, Search)> {
     ));
     rows.push((
         "+ goal cuts (each advice without and with)",
-        forward(portfolio(unlearned)),
+        forward(unadvised(portfolio(unlearned))),
     ));
     rows.push((
         "+ a search from the goal, meeting the others",
-        portfolio(unlearned),
+        unadvised(portfolio(unlearned)),
     ));
-    rows.push(("+ learned deadlock patterns: `auto`", portfolio(|t| t)));
+    rows.push(("+ learned deadlock patterns", unadvised(portfolio(|t| t))));
+    rows.push((
+        "+ a sixth search with the opener and explorer: `auto`",
+        portfolio(|t| t),
+    ));
     rows
 }
 
@@ -254,11 +257,17 @@ fn leave_one_out() -> Vec<(&'static str, Search)> {
     let Search::Interleaved(all) = portfolio(|t| t) else {
         unreachable!("the portfolio interleaves")
     };
-    let without_cuts = all.iter().copied().filter(|v| !v.techniques.goal_cuts);
-    rows.push(("no goal cuts", Search::Interleaved(without_cuts.collect())));
+    rows.push((
+        "no goal cuts",
+        keeping(portfolio(|t| t), |v| !v.techniques.goal_cuts),
+    ));
     rows.push(("no search from the goal", forward(portfolio(|t| t))));
     rows.push((
-        "one search (advisors, hotspots, no cuts) instead of five",
+        "no search with the opener and explorer",
+        unadvised(portfolio(|t| t)),
+    ));
+    rows.push((
+        "one search (advisors, hotspots, no cuts) instead of six",
         Search::Interleaved(vec![all[2]]),
     ));
     rows

@@ -15,7 +15,7 @@ use crate::puzzles::sliding::heuristic::PdbSet;
 use crate::puzzles::sliding::pdb::{Partition, PartitionKind};
 use crate::puzzles::sliding::{self, Evaluator, SlidingPuzzle};
 use crate::puzzles::sokoban::{self, Bound, Techniques};
-use crate::search::{Advice, Algorithm, Origin, Weight};
+use crate::search::{Advice, Algorithm, Weight};
 
 /// Heuristic weight `auto` uses for the `any` objective on boards without tables.
 pub const AUTO_ANY_WEIGHT: u32 = 300;
@@ -161,16 +161,6 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
         }
     };
     let weight = spec.weight.unwrap_or(Weight::ONE);
-    let fess = |advice, hotspots, goal_cuts, weight| sokoban::Variant {
-        techniques: Techniques {
-            hotspots,
-            goal_cuts,
-            ..Techniques::any(bound)
-        },
-        advice,
-        weight,
-        origin: Origin::Start,
-    };
     let (algorithm, search) = match (spec.algorithm, spec.objective) {
         (AlgorithmChoice::Auto, Objective::Optimal) => {
             let search = SokobanSearch::One {
@@ -179,24 +169,10 @@ fn resolve_sokoban(spec: &JobSpec) -> Result<Resolved, JobError> {
             };
             (AlgorithmChoice::AStar, search)
         }
-        // Feature-space searches that fail on different levels (docs/performance.md, Sokoban)
-        // take turns: two advices, each without and with goal cuts.
-        (AlgorithmChoice::Auto, Objective::Any) => {
-            let variants = vec![
-                fess(Advice::EveryImprovement, false, false, 2),
-                fess(Advice::EveryImprovement, false, true, 2),
-                fess(Advice::BestPerFeature, true, false, 3),
-                fess(Advice::BestPerFeature, true, true, 3),
-                sokoban::Variant {
-                    origin: Origin::Goal,
-                    ..fess(Advice::EveryImprovement, false, false, 2)
-                },
-            ];
-            (
-                AlgorithmChoice::FeatureSpace,
-                SokobanSearch::Interleaved(variants),
-            )
-        }
+        (AlgorithmChoice::Auto, Objective::Any) => (
+            AlgorithmChoice::FeatureSpace,
+            SokobanSearch::Interleaved(sokoban::portfolio(bound)),
+        ),
         (algorithm, objective) => {
             let techniques = match objective {
                 Objective::Optimal => Techniques::optimal(bound),

@@ -19,7 +19,8 @@ use rustc_hash::FxBuildHasher;
 use super::chunked::Chunked;
 use super::node_table::{Inserted, NodeId, NodeTable};
 use super::{
-    Advice, Budget, Cost, Domain, Features, Interrupt, Origin, Outcome, Solution, Stop, Successor,
+    Advice, Budget, Candidate, Cost, Domain, Features, Interrupt, Origin, Outcome, Solution, Stop,
+    Successor,
 };
 
 /// Queue entry, smallest first: (weight, estimate, node). Nodes are numbered as they
@@ -86,7 +87,9 @@ pub struct Fess<'d, D: Domain> {
     /// The least first feature of any state stored: how far it got.
     reached: u16,
     successors: Vec<Successor<D::State, D::Action>>,
-    children: Vec<Child>,
+    /// The new children of the expansion under way, and their nodes.
+    children: Vec<Candidate<D::Action>>,
+    child_ids: Vec<NodeId>,
 }
 
 impl<'d, D: Domain> Fess<'d, D> {
@@ -102,6 +105,7 @@ impl<'d, D: Domain> Fess<'d, D> {
             reached: u16::MAX,
             successors: Vec::new(),
             children: Vec::new(),
+            child_ids: Vec::new(),
         }
     }
 
@@ -178,6 +182,7 @@ impl<'d, D: Domain> Fess<'d, D> {
             budget.generated(self.table.expand(domain, id, &mut self.successors));
             budget.cut_short()?;
             self.children.clear();
+            self.child_ids.clear();
             for successor in self.successors.drain(..) {
                 let Some(h) = domain.estimate(&successor.state) else {
                     continue;
@@ -195,23 +200,29 @@ impl<'d, D: Domain> Fess<'d, D> {
                     return Ok(Some(Outcome::Solved(self.table.solution(child))));
                 }
                 let features = domain.features(&self.table.node(child).state);
-                self.children.push(Child {
-                    id: child,
+                self.children.push(Candidate {
+                    action: successor.action,
                     features,
                     h,
                     advised: false,
                 });
+                self.child_ids.push(child);
             }
             // Features may need a table built on first use, which an interrupt can cut.
             budget.cut_short()?;
             advise(self.advice, &parent_features, &mut self.children);
-            for child in &self.children {
+            domain.advise(
+                &self.table.node(id).state,
+                &parent_features,
+                &mut self.children,
+            );
+            for (child, &child_id) in self.children.iter().zip(&self.child_ids) {
                 let weight = parent_weight + Cost::from(!child.advised);
                 self.reached = self.reached.min(child.features[0]);
                 self.progress.push((child.features, weight));
                 if let Some(opened) = self
                     .cells
-                    .push(child.features, Reverse((weight, child.h, child.id)))
+                    .push(child.features, Reverse((weight, child.h, child_id)))
                 {
                     self.cell = opened;
                 }
@@ -411,17 +422,9 @@ fn joined<D: Domain>(
     }
 }
 
-/// A new child of the state being expanded.
-struct Child {
-    id: NodeId,
-    features: Features,
-    h: Cost,
-    advised: bool,
-}
-
 /// Marks the children `advice` names, measured against their `parent`.
-fn advise(advice: Advice, parent: &Features, children: &mut [Child]) {
-    let improves = |child: &Child, feature: usize| child.features[feature] < parent[feature];
+fn advise<A>(advice: Advice, parent: &Features, children: &mut [Candidate<A>]) {
+    let improves = |child: &Candidate<A>, feature: usize| child.features[feature] < parent[feature];
     match advice {
         Advice::EveryImprovement => {
             for child in children.iter_mut() {

@@ -35,6 +35,16 @@ pub type Cost = u32;
 /// equal features.
 pub type Features = [u16; 4];
 
+/// A new child of an expansion of the feature-space search, as its advisors see it:
+/// the move that made it, its features and estimate, and whether it is advised.
+#[derive(Clone, Copy, Debug)]
+pub struct Candidate<A> {
+    pub action: A,
+    pub features: Features,
+    pub h: Cost,
+    pub advised: bool,
+}
+
 /// One successor of a state, produced by [`Domain::expand`].
 #[derive(Clone, Debug)]
 pub struct Successor<S, A> {
@@ -101,6 +111,16 @@ pub trait Domain {
             .estimate(state)
             .map_or(u16::MAX, |h| h.min(Cost::from(u16::MAX)) as u16);
         [h, 0, 0, 0]
+    }
+    /// The domain's own advisors for the feature-space search, beside those of its
+    /// [`Advice`]: marks the `children` of `parent` (whose features are `features`)
+    /// that they name. By default none.
+    fn advise(
+        &self,
+        _parent: &Self::State,
+        _features: &Features,
+        _children: &mut [Candidate<Self::Action>],
+    ) {
     }
     /// Heap bytes each stored state owns beyond its inline size, for the memory cap.
     fn state_heap_bytes(&self) -> usize {

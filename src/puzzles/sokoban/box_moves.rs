@@ -4,13 +4,14 @@
 //! path, so a move's cost is its push count and push-optimality survives.
 
 use super::Direction;
+use super::advisors::Advisors;
 use super::board::{Board, NONE};
 use super::boxes::{flip, has_box};
 use super::cuts::Cuts;
 use super::domain::{Push, SokobanDomain, State};
 use super::flood::Flood;
 use super::pulls::Backward;
-use crate::search::{Cost, Domain, Features, Origin, Successor};
+use crate::search::{Candidate, Cost, Domain, Features, Origin, Successor};
 
 use std::cell::RefCell;
 
@@ -55,6 +56,7 @@ pub struct BoxMoveDomain {
     pub(super) walk: RefCell<BoxWalk>,
     /// Set when it searches back from the goal, by pulls ([`super::pulls`]).
     backward: Option<Backward>,
+    advisors: Advisors,
 }
 
 impl BoxMoveDomain {
@@ -63,6 +65,7 @@ impl BoxMoveDomain {
             pushes,
             walk: RefCell::default(),
             backward: None,
+            advisors: Advisors::default(),
         }
     }
 
@@ -407,6 +410,16 @@ impl Domain for BoxMoveDomain {
 
     fn estimate(&self, state: &Placed) -> Option<Cost> {
         self.pushes.estimate(&state.position)
+    }
+
+    fn advise(&self, parent: &Placed, features: &Features, children: &mut [Candidate<BoxMove>]) {
+        // Going backward, packing means nothing.
+        if self.backward.is_none() && self.pushes.techniques().advisors {
+            let boxes = &parent.position.boxes;
+            let interrupt = self.pushes.interrupt();
+            self.advisors
+                .advise(self.board(), interrupt, (boxes, features), children);
+        }
     }
 
     fn known_unsolvable(&self) -> bool {

@@ -80,6 +80,9 @@ pub struct Techniques {
     /// such moves (Rolling Stone's goal cuts). They may cut every way to the goal, so
     /// a search with them that runs out of states gives up rather than say unsolvable.
     pub goal_cuts: bool,
+    /// Over box moves, forward: Festival's opener and explorer advise a move each per
+    /// expansion ([`super::advisors`]), for the feature-space search.
+    pub advisors: bool,
 }
 
 impl Techniques {
@@ -98,6 +101,7 @@ impl Techniques {
             box_moves: false,
             hotspots: false,
             goal_cuts: false,
+            advisors: false,
         }
     }
 

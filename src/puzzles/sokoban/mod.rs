@@ -11,6 +11,7 @@
 //! over box moves taking turns; [`shorten`] looks for a plan with fewer pushes than a
 //! known one; [`plan`] turns a push sequence back into LURD.
 
+mod advisors;
 mod board;
 mod box_moves;
 mod boxes;
@@ -72,6 +73,41 @@ pub struct Variant {
     /// Forward by pushes, or back from the goal by pulls ([`BoxMoveDomain::from_goal`]),
     /// meeting the forward ones.
     pub origin: Origin,
+}
+
+/// The `any` objective's searches (docs/performance.md, Sokoban): feature-space
+/// searches over box moves that fail on different levels, taking turns. Two advices,
+/// each without and with goal cuts; one from the goal, meeting the others; and the
+/// first again with Festival's opener and explorer ([`Techniques::advisors`]).
+pub fn portfolio(bound: Bound) -> Vec<Variant> {
+    let fess = |advice, hotspots, goal_cuts, weight| Variant {
+        techniques: Techniques {
+            hotspots,
+            goal_cuts,
+            ..Techniques::any(bound)
+        },
+        advice,
+        weight,
+        origin: Origin::Start,
+    };
+    let first = fess(Advice::EveryImprovement, false, false, 2);
+    vec![
+        first,
+        fess(Advice::EveryImprovement, false, true, 2),
+        fess(Advice::BestPerFeature, true, false, 3),
+        fess(Advice::BestPerFeature, true, true, 3),
+        Variant {
+            origin: Origin::Goal,
+            ..first
+        },
+        Variant {
+            techniques: Techniques {
+                advisors: true,
+                ..first.techniques
+            },
+            ..first
+        },
+    ]
 }
 
 /// Feature-space searches over box moves, one per variant, taking turns in this

@@ -493,8 +493,8 @@ fn solve_through(lvl: &Level, techniques: Techniques, algorithm: Algorithm) -> O
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     /// A box move is its shortest push path, so A* over box moves is still push-optimal;
-    /// and the feature-space search solves exactly the solvable levels, with plans
-    /// that replay.
+    /// and the feature-space search, with or without the opener and explorer, solves
+    /// exactly the solvable levels, with plans that replay.
     #[test]
     fn box_moves_keep_push_optima_and_fess_is_complete(
         text in prop_oneof![random_level(), scrambled_level()]
@@ -509,9 +509,13 @@ proptest! {
             prop_assert_eq!(solve_through(&lvl, moves, a_star), expected, "{}", text);
             let fess = Techniques { box_moves: true, ..Techniques::any(Bound::Matching) };
             let cut = Techniques { goal_cuts: true, ..fess };
+            // The opener and explorer only choose what goes first: still complete.
+            let guided = Techniques { advisors: true, ..fess };
             for advice in [Advice::BestPerFeature, Advice::EveryImprovement] {
-                let found = solve_through(&lvl, fess, Algorithm::FeatureSpace { advice });
-                prop_assert_eq!(found.is_some(), expected.is_some(), "{:?}: {}", advice, text);
+                for techniques in [fess, guided] {
+                    let found = solve_through(&lvl, techniques, Algorithm::FeatureSpace { advice });
+                    prop_assert_eq!(found.is_some(), expected.is_some(), "{:?} {:?}: {}", advice, techniques, text);
+                }
                 // Goal cuts may lose a level, never solve a wrong one, and claim one
                 // unsolvable only when that is proved without searching.
                 let report = solve(Board::new(&lvl), cut, Algorithm::FeatureSpace { advice }, &mut Budget::unlimited());
