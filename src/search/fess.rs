@@ -5,7 +5,8 @@
 //! A cell that an expansion opens is visited next, as in Festival, so the search
 //! follows new ground at once and the cycle goes on from there.
 //! Within a cell the state with the least weight goes first. Each expansion names
-//! the children it is advised to follow ([`Advice`]): their moves weigh 0, any other
+//! the children it is advised to follow ([`Advice`], and the domain's own advisors,
+//! [`Domain::advise`]): their moves weigh 0, any other
 //! move 1, so plans that keep taking advice stay cheap however long they are. Ties go
 //! to the smaller estimate.
 //!

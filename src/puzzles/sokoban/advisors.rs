@@ -29,6 +29,7 @@ pub(super) struct Advisors {
 #[derive(Default)]
 struct Scratch {
     distance: Vec<u16>,
+    seen: Vec<bool>,
     queue: Vec<u16>,
 }
 
@@ -73,28 +74,33 @@ impl Advisors {
         }
         let deepest = board.deepest_empty_layer(|g| has_box(boxes, g))?;
         let scratch = &mut *self.scratch.borrow_mut();
-        let Scratch { distance, queue } = scratch;
+        let Scratch {
+            distance,
+            seen,
+            queue,
+        } = scratch;
+        let n = board.n_squares();
         distance.clear();
-        distance.resize(board.n_squares(), u16::MAX);
+        distance.resize(n, u16::MAX);
+        seen.clear();
+        seen.resize(n, false);
         queue.clear();
         for &g in board.goals() {
             if !has_box(boxes, g) && board.layer_of(g) == Some(deepest) {
                 distance[g as usize] = 0;
+                seen[g as usize] = true;
                 queue.push(g);
             }
         }
-        let mut next = 0;
-        while next < queue.len() {
-            let square = queue[next];
-            next += 1;
-            for direction in Direction::ALL {
-                let s = board.neighbour(square, direction);
-                if s != NONE && distance[s as usize] == u16::MAX {
-                    distance[s as usize] = distance[square as usize] + 1;
-                    queue.push(s);
-                }
-            }
-        }
+        board.breadth_first(
+            queue,
+            seen,
+            |_| true,
+            |s, direction| {
+                let back = board.neighbour(s, direction.opposite());
+                distance[s as usize] = distance[back as usize] + 1;
+            },
+        );
         let mut best: Option<(usize, u16, u16)> = None;
         for (i, child) in children.iter().enumerate() {
             if child.features[0] > features[0] || child.features[1] > features[1] {
