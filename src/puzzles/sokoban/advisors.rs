@@ -174,28 +174,17 @@ impl PushReach {
             return Ok(None);
         }
         let mut bits = vec![0u64; (n * n).div_ceil(64)];
-        let mut seen = vec![false; n];
+        let mut pushes = vec![u16::MAX; n];
         let mut queue = Vec::with_capacity(n);
         for from in 0..n as u16 {
             interrupt.poll(4 * n as u32)?;
-            seen.fill(false);
-            seen[from as usize] = true;
+            pushes.fill(u16::MAX);
             queue.clear();
             queue.push(from);
-            let mut next = 0;
-            while next < queue.len() {
-                let square = queue[next];
-                next += 1;
-                let bit = from as usize * n + square as usize;
+            board.pushes_from(&mut queue, &mut pushes, |_| false);
+            for to in queue.iter() {
+                let bit = from as usize * n + *to as usize;
                 bits[bit / 64] |= 1 << (bit % 64);
-                for direction in Direction::ALL {
-                    let to = board.neighbour(square, direction);
-                    let behind = board.neighbour(square, direction.opposite());
-                    if to != NONE && behind != NONE && !seen[to as usize] {
-                        seen[to as usize] = true;
-                        queue.push(to);
-                    }
-                }
             }
         }
         Ok(Some(PushReach { n, bits }))

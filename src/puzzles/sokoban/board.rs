@@ -169,8 +169,22 @@ impl Board {
             .copied()
             .filter(|&b| !walled(b))
             .collect();
-        for &b in &queue {
-            from_start[b as usize] = 0;
+        self.pushes_from(&mut queue, &mut from_start, walled);
+        from_start
+    }
+
+    /// The fewest pushes from any box on `queue` to each square on a board without
+    /// other boxes, the `walled` squares taken as walls for box and player alike: each
+    /// push needs open floor behind the box, whether the player can walk there is not
+    /// asked. Written into `pushes`, which must hold `u16::MAX` (no way there).
+    pub(super) fn pushes_from(
+        &self,
+        queue: &mut Vec<u16>,
+        pushes: &mut [u16],
+        walled: impl Fn(u16) -> bool,
+    ) {
+        for &b in queue.iter() {
+            pushes[b as usize] = 0;
         }
         let open = |s: u16| s != NONE && !walled(s);
         let mut next = 0;
@@ -180,13 +194,12 @@ impl Board {
             for direction in Direction::ALL {
                 let to = self.neighbour(square, direction);
                 let behind = self.neighbour(square, direction.opposite());
-                if open(to) && open(behind) && from_start[to as usize] == u16::MAX {
-                    from_start[to as usize] = from_start[square as usize] + 1;
+                if open(to) && open(behind) && pushes[to as usize] == u16::MAX {
+                    pushes[to as usize] = pushes[square as usize] + 1;
                     queue.push(to);
                 }
             }
         }
-        from_start
     }
 
     /// Goals filled while a deeper goal (see [`super::packing`]) is still empty: each is
