@@ -212,12 +212,15 @@ impl BoxWalk {
                 self.queue.push(node);
             }
         }
-        if self.queue.is_empty() {
-            return;
-        }
         self.others.clear();
         self.others.extend_from_slice(boxes);
         flip(&mut self.others, from);
+        // Most boxes of a crowded position cannot move at all: spare them the search
+        // of the player's area below, the walk's dearest part.
+        let moves = |&node: &u32| step(board, &self.others, Self::unpack(node), way).is_some();
+        if !self.queue.iter().any(moves) {
+            return;
+        }
         // Every square the box and the player can reach lies in this one area.
         self.cuts.analyse(board, &self.others, from);
         let around = self.cuts.pieces(board, from);
@@ -226,25 +229,10 @@ impl BoxWalk {
             let node = self.queue[next];
             next += 1;
             let (square, side) = Self::unpack(node);
-            // The box goes to `to` and the player ends on `after`, beside it on `side`:
-            // a push from the box's far side, or a pull stepping back from its near one.
-            let (to, after, dead) = match way {
-                Way::Push => {
-                    let to = board.neighbour(square, side.opposite());
-                    (to, square, to != NONE && board.is_dead(to))
-                }
-                Way::Pull(backward) => {
-                    let to = board.neighbour(square, side);
-                    let after = board.neighbour(to, side);
-                    let blocked = after == NONE || has_box(&self.others, after);
-                    (to, after, blocked || backward.is_dead(to))
-                }
+            let Some((to, after)) = step(board, &self.others, (square, side), way) else {
+                continue;
             };
-            if to == NONE
-                || dead
-                || has_box(&self.others, to)
-                || self.stamp[Self::node(to, side) as usize] == generation
-            {
+            if self.stamp[Self::node(to, side) as usize] == generation {
                 continue;
             }
             // The player's area with the box on `to` is the piece `after` falls in:
@@ -281,6 +269,31 @@ impl BoxWalk {
             }
         }
     }
+}
+
+/// One step of a box walk from node (`square`, `side`) among the boxes `others`: the
+/// square the box goes to and the one the player ends on, beside it on `side` (a push
+/// from the box's far side, or a pull stepping back from its near one); `None` when
+/// the way is blocked or the box would land dead.
+fn step(
+    board: &Board,
+    others: &[u64],
+    (square, side): (u16, Direction),
+    way: Way,
+) -> Option<(u16, u16)> {
+    let (to, after) = match way {
+        Way::Push => {
+            let to = board.neighbour(square, side.opposite());
+            (to != NONE && !board.is_dead(to)).then_some((to, square))?
+        }
+        Way::Pull(backward) => {
+            let to = board.neighbour(square, side);
+            let after = board.neighbour(to, side);
+            let open = after != NONE && !has_box(others, after) && !backward.is_dead(to);
+            open.then_some((to, after))?
+        }
+    };
+    (!has_box(others, to)).then_some((to, after))
 }
 
 /// Where one walk of a box put it: on `to` with the player on side `side`, after
@@ -378,10 +391,13 @@ impl Domain for BoxMoveDomain {
                         return false;
                     }
                     let (to, side) = (landing.to, landing.side);
-                    packing |= packs(from, to);
+                    let packs_here = packs(from, to);
+                    packing |= packs_here;
                     let mut child = placed.after(from, &landing);
                     let cost = Cost::from(landing.pushes);
-                    if known(&child, cost) {
+                    // Once a child packs, goal cuts drop every child that does not (below):
+                    // it needs no bound.
+                    if known(&child, cost) || (packing && !packs_here) {
                         return true;
                     }
                     let pushes = &self.pushes;
