@@ -15,14 +15,14 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use puzzled::puzzles::sokoban::{self, Board, Bound, Level, Techniques, Variant};
+use puzzled::puzzles::sokoban::{self, Board, Bound, Level, Portfolio, Techniques, Variant};
 use puzzled::search::{Advice, Algorithm, Budget, CancelFlag, Limits, Origin, Outcome, Report};
 
 /// One way to search a level.
 #[derive(Clone)]
 enum Search {
     One(Techniques, Algorithm),
-    Interleaved(Vec<Variant>),
+    Interleaved(Portfolio),
 }
 
 fn main() {
@@ -122,23 +122,37 @@ fn fess(techniques: Techniques, advice: Advice, weight: u32) -> Variant {
 
 /// The `any` portfolio as `auto` runs it, with `change` applied to every variant.
 fn portfolio(change: impl Fn(Techniques) -> Techniques) -> Search {
-    let variants = sokoban::portfolio(Bound::Matching).into_iter();
-    Search::Interleaved(
-        variants
-            .map(|variant| Variant {
-                techniques: change(variant.techniques),
-                ..variant
-            })
-            .collect(),
-    )
+    let all = sokoban::portfolio(Bound::Matching);
+    let changed = |variant: Variant| Variant {
+        techniques: change(variant.techniques),
+        ..variant
+    };
+    Search::Interleaved(Portfolio {
+        variants: all.variants.into_iter().map(changed).collect(),
+        sprint: all.sprint.map(|(variant, n)| (changed(variant), n)),
+    })
 }
 
-/// The variants of a portfolio that `keep` holds for.
+/// The variants of a portfolio, and its sprint, that `keep` holds for.
 fn keeping(search: Search, keep: fn(&Variant) -> bool) -> Search {
     let Search::Interleaved(all) = search else {
         unreachable!("the portfolio interleaves")
     };
-    Search::Interleaved(all.into_iter().filter(keep).collect())
+    Search::Interleaved(Portfolio {
+        variants: all.variants.into_iter().filter(keep).collect(),
+        sprint: all.sprint.filter(|(variant, _)| keep(variant)),
+    })
+}
+
+/// The portfolio's variants taking turns from the start.
+fn no_sprint(search: Search) -> Search {
+    let Search::Interleaved(all) = search else {
+        unreachable!("the portfolio interleaves")
+    };
+    Search::Interleaved(Portfolio {
+        sprint: None,
+        ..all
+    })
 }
 
 /// The portfolio's forward variants alone.
@@ -188,17 +202,20 @@ fn cumulative() -> Vec<(&'static str, Search)> {
     add("+ hotspot feature", &|t| t.hotspots = true, advisors);
     rows.push((
         "+ a second advice, the two taking turns",
-        Search::Interleaved(vec![
-            fess(
-                Techniques {
-                    hotspots: false,
-                    ..techniques
-                },
-                Advice::EveryImprovement,
-                2,
-            ),
-            fess(techniques, Advice::BestPerFeature, 3),
-        ]),
+        Search::Interleaved(Portfolio {
+            variants: vec![
+                fess(
+                    Techniques {
+                        hotspots: false,
+                        ..techniques
+                    },
+                    Advice::EveryImprovement,
+                    2,
+                ),
+                fess(techniques, Advice::BestPerFeature, 3),
+            ],
+            sprint: None,
+        }),
     ));
     rows.push((
         "+ goal cuts (each advice without and with)",
@@ -210,7 +227,11 @@ fn cumulative() -> Vec<(&'static str, Search)> {
     ));
     rows.push(("+ learned deadlock patterns", unadvised(portfolio(|t| t))));
     rows.push((
-        "+ a sixth search with the opener and explorer: `auto`",
+        "+ a sixth search with the opener and explorer",
+        no_sprint(portfolio(|t| t)),
+    ));
+    rows.push((
+        "+ that search alone first (a sprint): `auto`",
         portfolio(|t| t),
     ));
     rows
@@ -257,6 +278,7 @@ fn leave_one_out() -> Vec<(&'static str, Search)> {
     let Search::Interleaved(all) = portfolio(|t| t) else {
         unreachable!("the portfolio interleaves")
     };
+    rows.push(("no sprint", no_sprint(portfolio(|t| t))));
     rows.push((
         "no goal cuts",
         keeping(portfolio(|t| t), |v| !v.techniques.goal_cuts),
@@ -268,7 +290,10 @@ fn leave_one_out() -> Vec<(&'static str, Search)> {
     ));
     rows.push((
         "one search (advisors, hotspots, no cuts) instead of six",
-        Search::Interleaved(vec![all[2]]),
+        Search::Interleaved(Portfolio {
+            variants: vec![all.variants[2]],
+            sprint: None,
+        }),
     ));
     rows
 }
@@ -309,8 +334,8 @@ fn solve_one(id: usize, level: &Level, search: &Search, limits: Limits) -> (usiz
         Search::One(techniques, algorithm) => {
             sokoban::solve(board.clone(), *techniques, *algorithm, &mut budget)
         }
-        Search::Interleaved(variants) => {
-            sokoban::solve_interleaved(&board, variants, &mut budget).0
+        Search::Interleaved(portfolio) => {
+            sokoban::solve_interleaved(&board, portfolio, &mut budget).0
         }
     };
     let solved = match &report.outcome {

@@ -101,7 +101,7 @@ pub enum SokobanSearch {
         techniques: Techniques,
     },
     /// Feature-space searches over box moves taking turns until one ends the job.
-    Interleaved(Vec<sokoban::Variant>),
+    Interleaved(sokoban::Portfolio),
 }
 
 /// A game search on a puzzle, or a puzzle search on a game, cannot run.

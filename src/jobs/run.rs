@@ -124,8 +124,9 @@ pub fn run_resolved(
                 SokobanSearch::One { search, techniques } => {
                     sokoban::solve(board.clone(), *techniques, *search, &mut job_budget)
                 }
-                SokobanSearch::Interleaved(variants) => {
-                    let (report, _) = sokoban::solve_interleaved(&board, variants, &mut job_budget);
+                SokobanSearch::Interleaved(portfolio) => {
+                    let (report, _) =
+                        sokoban::solve_interleaved(&board, portfolio, &mut job_budget);
                     let spent = report.stats;
                     // As long again as the search took, within what is left.
                     let want = spent.elapsed.max(SHORTEN_AT_LEAST);
@@ -137,7 +138,8 @@ pub fn run_resolved(
                         ..limits
                     });
                     after.carry_on(&spent);
-                    let bound = variants
+                    let bound = portfolio
+                        .variants
                         .first()
                         .map_or(Bound::Matching, |v| v.techniques.bound);
                     shorten(&board, bound, report, after)

@@ -14,6 +14,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::time::{Duration, Instant};
 
 use rustc_hash::FxBuildHasher;
 
@@ -248,9 +249,11 @@ pub const LEAD_FACTOR: u64 = 4;
 /// on. Searches from the goal ([`Origin::Goal`]) meet forward ones: after each turn
 /// the states it stored are looked up in the tables of the other direction, and a state
 /// both hold joins the two paths into a plan.
+/// With a [`Sprint`], that search runs alone first.
 /// Returns the outcome and which search ended it.
 pub fn interleave<D: Domain>(
     searches: &[(&D, Advice, u32)],
+    sprint: Option<Sprint>,
     budget: &mut Budget,
 ) -> (Outcome<D::Action>, usize) {
     let mut running: Vec<Runner<D>> = searches
@@ -270,6 +273,16 @@ pub fn interleave<D: Domain>(
     let mut standings = Vec::with_capacity(running.len());
     let mut last = 0;
     let mut stored = 0;
+    if let Some(sprint) = sprint {
+        last = sprint.search;
+        let runner = &mut running[sprint.search];
+        if let Some(outcome) = run_sprint(runner, sprint, budget) {
+            budget.stats.unique_states = Some(runner.search.stored() as u64);
+            return (outcome, last);
+        }
+        stored += runner.search.stored();
+        running.remove(sprint.search);
+    }
     let ended = 'turns: loop {
         let mut i = 0;
         while i < running.len() {
@@ -303,17 +316,7 @@ pub fn interleave<D: Domain>(
                     stored += runner.search.stored();
                     running.remove(i);
                 }
-                Turn::Ended(Outcome::Solved(found)) if domain.origin() == Origin::Goal => {
-                    break 'turns Outcome::Solved(joined(
-                        Solution {
-                            actions: Vec::new(),
-                            cost: 0,
-                        },
-                        found,
-                        domain,
-                    ));
-                }
-                Turn::Ended(outcome) => break 'turns outcome,
+                Turn::Ended(outcome) => break 'turns from_origin(outcome, domain),
             }
         }
         if running.is_empty() {
@@ -363,6 +366,48 @@ fn lead_factor(standings: &[(Origin, u16)], i: usize) -> u64 {
 /// (its key, its hash, a probe), for [`Interrupt::poll`].
 const LOOKUP_WORK: u32 = 16;
 
+/// A search of [`interleave`] that runs alone before the others start, then drops out
+/// unless it ended the job: one that often solves alone what the others share time on
+/// solves it sooner, and costs the others a fixed amount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sprint {
+    /// Its index among the searches.
+    pub search: usize,
+    /// How many expansions it gets at most, and how long.
+    pub expansions: u64,
+    pub time: Option<Duration>,
+    /// It stops as soon as this many expansions brought it no nearer the goal (its
+    /// first feature's least value stayed).
+    pub patience: u64,
+}
+
+/// Runs `sprint`'s search alone, in turns so its time is checked as it goes; the
+/// outcome if that ends the job.
+fn run_sprint<D: Domain>(
+    runner: &mut Runner<D>,
+    sprint: Sprint,
+    budget: &mut Budget,
+) -> Option<Outcome<D::Action>> {
+    let started = Instant::now();
+    let (mut spent, mut best, mut gained) = (0, u16::MAX, 0);
+    while spent < sprint.expansions
+        && spent - gained < sprint.patience
+        && sprint.time.is_none_or(|time| started.elapsed() < time)
+    {
+        let turn = (sprint.expansions - spent).min(TURN_EXPANSIONS);
+        spent += turn;
+        if let Turn::Ended(outcome) = runner.search.run(budget, turn) {
+            let domain = runner.search.domain;
+            let drops = drops_out(&outcome, domain.exhaustive(), true);
+            return (!drops).then(|| from_origin(outcome, domain));
+        }
+        if runner.search.reached < best {
+            (best, gained) = (runner.search.reached, spent);
+        }
+    }
+    None
+}
+
 /// One search of [`interleave`].
 struct Runner<'d, D: Domain> {
     search: Fess<'d, D>,
@@ -406,6 +451,20 @@ fn meet<D: Domain>(
         }
     }
     None
+}
+
+/// A search's `outcome` as the job's: a plan found from the goal, turned around.
+fn from_origin<D: Domain>(outcome: Outcome<D::Action>, domain: &D) -> Outcome<D::Action> {
+    match outcome {
+        Outcome::Solved(found) if domain.origin() == Origin::Goal => {
+            let start = Solution {
+                actions: Vec::new(),
+                cost: 0,
+            };
+            Outcome::Solved(joined(start, found, domain))
+        }
+        outcome => outcome,
+    }
 }
 
 /// The plan along `forward` from the start, then back along `backward`, a path found

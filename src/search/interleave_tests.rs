@@ -2,6 +2,8 @@
 //! ([`solve_interleaved`]), A* below a known cost ([`solve_below`]) on the test maze, and
 //! a budget that goes on from an earlier search ([`Budget::carry_on`]).
 
+use std::time::Duration;
+
 use super::tests::Maze;
 use super::*;
 
@@ -41,6 +43,7 @@ fn interleaved_searches_take_turns_until_one_solves() {
     let open = room(false, true);
     let (report, last) = solve_interleaved(
         &[(&open, BEST, 1), (&open, EVERY, 3)],
+        None,
         &mut Budget::unlimited(),
     );
     let Outcome::Solved(solution) = &report.outcome else {
@@ -58,6 +61,7 @@ fn only_an_exhaustive_domain_proves_a_sealed_goal_unreachable() {
     let cut = room(true, false);
     let (report, _) = solve_interleaved(
         &[(&cut, BEST, 1), (&cut, EVERY, 1)],
+        None,
         &mut Budget::unlimited(),
     );
     assert_eq!(report.outcome, Outcome::GaveUp);
@@ -68,6 +72,7 @@ fn only_an_exhaustive_domain_proves_a_sealed_goal_unreachable() {
     let plain = room(true, true);
     let (report, last) = solve_interleaved(
         &[(&cut, EVERY, 1), (&plain, BEST, 1)],
+        None,
         &mut Budget::unlimited(),
     );
     assert_eq!((report.outcome, last), (Outcome::Unsolvable, 1));
@@ -90,7 +95,8 @@ fn interleaved_searches_share_the_node_limit_and_the_memory_cap() {
         max_nodes: Some(300),
         ..Limits::default()
     };
-    let (report, _) = solve_interleaved(&searches, &mut Budget::new(limits, CancelFlag::new()));
+    let (report, _) =
+        solve_interleaved(&searches, None, &mut Budget::new(limits, CancelFlag::new()));
     assert_eq!(report.outcome, Outcome::Stopped(Stop::NodeLimit));
     assert_eq!(report.stats.nodes_expanded, 300);
 
@@ -101,7 +107,9 @@ fn interleaved_searches_share_the_node_limit_and_the_memory_cap() {
             ..Limits::default()
         };
         let mut budget = Budget::new(limits, CancelFlag::new());
-        solve_interleaved(&searches[..1], &mut budget).0.outcome
+        solve_interleaved(&searches[..1], None, &mut budget)
+            .0
+            .outcome
     };
     let mut cap = 1u64 << 40;
     while alone(cap / 2) == Outcome::GaveUp {
@@ -113,7 +121,7 @@ fn interleaved_searches_share_the_node_limit_and_the_memory_cap() {
             max_memory_bytes: Some(cap),
             ..Limits::default()
         };
-        solve_interleaved(&searches, &mut Budget::new(limits, CancelFlag::new())).0
+        solve_interleaved(&searches, None, &mut Budget::new(limits, CancelFlag::new())).0
     };
     // The search that fills the cap drops out, and the other one finishes in the
     // memory it held: it saw all of the start's side.
@@ -237,11 +245,12 @@ impl Domain for Half {
 fn searches_from_both_ends_meet_and_join_their_paths() {
     let (forward, backward) = (Half(Origin::Start), Half(Origin::Goal));
     for alone in [&forward, &backward] {
-        let (report, _) = solve_interleaved(&[(alone, EVERY, 1)], &mut Budget::unlimited());
+        let (report, _) = solve_interleaved(&[(alone, EVERY, 1)], None, &mut Budget::unlimited());
         assert_eq!(report.outcome, Outcome::GaveUp);
     }
     let (report, _) = solve_interleaved(
         &[(&backward, EVERY, 1), (&forward, BEST, 1)],
+        None,
         &mut Budget::unlimited(),
     );
     let Outcome::Solved(solution) = report.outcome else {
@@ -250,4 +259,65 @@ fn searches_from_both_ends_meet_and_join_their_paths() {
     // The forward half, then the backward one undone: every step forward, 0 to LINE.
     assert_eq!(solution.actions, vec![1; LINE as usize]);
     assert_eq!(solution.cost, LINE as Cost);
+}
+
+#[test]
+fn a_sprint_runs_alone_first_and_drops_out_unless_it_ends_the_job() {
+    let open = room(false, true);
+    let searches = [(&open, BEST, 1), (&open, EVERY, 1)];
+    let sprint = |expansions, time| {
+        Some(Sprint {
+            search: 1,
+            expansions,
+            time,
+            patience: u64::MAX,
+        })
+    };
+    let impatient = Some(Sprint {
+        patience: 0,
+        ..sprint(u64::MAX, None).expect("a sprint")
+    });
+    let alone = |advice| {
+        let report = solve(
+            &open,
+            Algorithm::FeatureSpace { advice },
+            &mut Budget::unlimited(),
+        );
+        assert!(matches!(report.outcome, Outcome::Solved(_)));
+        report.stats.nodes_expanded
+    };
+    // Long enough, it solves alone: the other search never ran.
+    let (report, last) =
+        solve_interleaved(&searches, sprint(u64::MAX, None), &mut Budget::unlimited());
+    let Outcome::Solved(solution) = &report.outcome else {
+        panic!("{:?}", report.outcome);
+    };
+    assert_eq!(open.play(&solution.actions), Some(open.goal));
+    assert_eq!((last, report.stats.nodes_expanded), (1, alone(EVERY)));
+
+    // Cut short, it drops out and the other search starts from nothing.
+    let (report, last) = solve_interleaved(&searches, sprint(10, None), &mut Budget::unlimited());
+    assert!(matches!(report.outcome, Outcome::Solved(_)));
+    assert_eq!((last, report.stats.nodes_expanded), (0, 10 + alone(BEST)));
+
+    // Out of time or of patience before its first turn, it expands nothing.
+    for stopped in [sprint(u64::MAX, Some(Duration::ZERO)), impatient] {
+        let (report, last) = solve_interleaved(&searches, stopped, &mut Budget::unlimited());
+        assert_eq!((last, report.stats.nodes_expanded), (0, alone(BEST)));
+    }
+
+    // One that runs out of states without proving anything drops out too.
+    let (cut, plain) = (room(true, false), room(true, true));
+    let (report, last) = solve_interleaved(
+        &[(&cut, EVERY, 1), (&plain, BEST, 1)],
+        Some(Sprint {
+            search: 0,
+            expansions: u64::MAX,
+            time: None,
+            patience: u64::MAX,
+        }),
+        &mut Budget::unlimited(),
+    );
+    assert_eq!((report.outcome, last), (Outcome::Unsolvable, 1));
+    assert_eq!(report.stats.unique_states, Some(2 * START_SIDE));
 }

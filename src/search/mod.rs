@@ -26,6 +26,7 @@ use std::time::Duration;
 pub use budget::{
     Budget, CHECK_INTERVAL, CancelFlag, Interrupt, Limits, POLL_WORK, Progress, ProgressSink,
 };
+pub use fess::Sprint;
 
 /// Path cost and heuristic values. Unit moves on the puzzles we serve.
 pub type Cost = u32;
@@ -321,16 +322,18 @@ pub fn solve_below<D: Domain>(domain: &D, cost: Cost, budget: &mut Budget) -> Re
 }
 
 /// Feature-space searches over `searches` (a domain, its advice and its weight each)
-/// taking turns in this thread under one budget; see [`fess::interleave`]. Returns the
+/// taking turns in this thread under one budget, after the `sprint` search alone if
+/// one is given; see [`fess::interleave`]. Returns the
 /// report and the index of the search that ended it.
 pub fn solve_interleaved<D: Domain>(
     searches: &[(&D, Advice, u32)],
+    sprint: Option<Sprint>,
     budget: &mut Budget,
 ) -> (Report<D::Action>, usize) {
     if let Some(known) = searches.iter().position(|s| s.0.known_unsolvable()) {
         return (unsolvable(budget), known);
     }
-    let (outcome, last) = fess::interleave(searches, budget);
+    let (outcome, last) = fess::interleave(searches, sprint, budget);
     (finish(searches[last].0, outcome, false, budget), last)
 }
 

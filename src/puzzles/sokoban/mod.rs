@@ -75,11 +75,32 @@ pub struct Variant {
     pub origin: Origin,
 }
 
+/// Feature-space searches over box moves taking turns ([`solve_interleaved`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Portfolio {
+    pub variants: Vec<Variant>,
+    /// A search that runs alone first, with learned deadlocks of its own, for at most
+    /// this many expansions (a quarter of a node limit, half of a time limit, and
+    /// [`SPRINT_PATIENCE`] without progress), and is then dropped unless it ended the
+    /// job.
+    pub sprint: Option<(Variant, u64)>,
+}
+
+/// Expansions of the `any` portfolio's sprint: about a third of a 10 s job on the
+/// biggest XSokoban levels, a few hundred milliseconds on most.
+pub const SPRINT_EXPANSIONS: u64 = 40_000;
+
+/// A sprint ends once this many of its expansions brought it no nearer the goal: on a
+/// level it does not solve alone it soon stalls, and the portfolio starts sooner.
+pub const SPRINT_PATIENCE: u64 = 10_000;
+
 /// The `any` objective's searches (docs/performance.md, Sokoban): feature-space
 /// searches over box moves that fail on different levels, taking turns. Two advices,
 /// each without and with goal cuts; one from the goal, meeting the others; and the
-/// first again with Festival's opener and explorer ([`Techniques::advisors`]).
-pub fn portfolio(bound: Bound) -> Vec<Variant> {
+/// first again with Festival's opener and explorer ([`Techniques::advisors`]), which
+/// also runs alone first: it solves many levels alone that it is slow to solve sharing
+/// the time, and the others' learned patterns change its course.
+pub fn portfolio(bound: Bound) -> Portfolio {
     let fess = |advice, hotspots, goal_cuts, weight| Variant {
         techniques: Techniques {
             hotspots,
@@ -91,56 +112,79 @@ pub fn portfolio(bound: Bound) -> Vec<Variant> {
         origin: Origin::Start,
     };
     let first = fess(Advice::EveryImprovement, false, false, 2);
-    vec![
-        first,
-        fess(Advice::EveryImprovement, false, true, 2),
-        fess(Advice::BestPerFeature, true, false, 3),
-        fess(Advice::BestPerFeature, true, true, 3),
-        Variant {
-            origin: Origin::Goal,
-            ..first
+    let advised = Variant {
+        techniques: Techniques {
+            advisors: true,
+            ..first.techniques
         },
-        Variant {
-            techniques: Techniques {
-                advisors: true,
-                ..first.techniques
+        ..first
+    };
+    Portfolio {
+        variants: vec![
+            first,
+            fess(Advice::EveryImprovement, false, true, 2),
+            fess(Advice::BestPerFeature, true, false, 3),
+            fess(Advice::BestPerFeature, true, true, 3),
+            Variant {
+                origin: Origin::Goal,
+                ..first
             },
-            ..first
-        },
-    ]
+            advised,
+        ],
+        sprint: Some((advised, SPRINT_EXPANSIONS)),
+    }
 }
 
-/// Feature-space searches over box moves, one per variant, taking turns in this
-/// thread under `budget` until one ends the job ([`search::solve_interleaved`]).
-/// Returns the report in pushes and the index of the variant that ended it.
+/// The searches of `portfolio`, one per variant, taking turns in this thread under
+/// `budget` until one ends the job ([`search::solve_interleaved`]), after its sprint.
+/// Returns the report in pushes and the index of the variant that ended it (the
+/// sprint's is one past the last).
 pub fn solve_interleaved(
     board: &Board,
-    variants: &[Variant],
+    portfolio: &Portfolio,
     budget: &mut Budget,
 ) -> (Report<Push>, usize) {
+    let domain = |variant: &Variant, learned| {
+        let techniques = Techniques {
+            box_moves: true,
+            ..variant.techniques
+        };
+        let pushes =
+            SokobanDomain::on_board(board.clone(), techniques, budget.interrupt()).sharing(learned);
+        match variant.origin {
+            Origin::Start => BoxMoveDomain::new(pushes),
+            Origin::Goal => BoxMoveDomain::from_goal(pushes),
+        }
+    };
     // The forward searches are on the same squares: a deadlock one proves holds for all.
     let learned = Rc::default();
-    let domains: Vec<BoxMoveDomain> = variants
+    let mut domains: Vec<BoxMoveDomain> = portfolio
+        .variants
         .iter()
-        .map(|variant| {
-            let techniques = Techniques {
-                box_moves: true,
-                ..variant.techniques
-            };
-            let pushes = SokobanDomain::on_board(board.clone(), techniques, budget.interrupt())
-                .sharing(&learned);
-            match variant.origin {
-                Origin::Start => BoxMoveDomain::new(pushes),
-                Origin::Goal => BoxMoveDomain::from_goal(pushes),
-            }
-        })
+        .map(|variant| domain(variant, &learned))
         .collect();
+    let mut variants: Vec<&Variant> = portfolio.variants.iter().collect();
+    // The sprint learns alone: what it learns would change the others' course.
+    let own = Rc::default();
+    let sprint = portfolio.sprint.as_ref().map(|(variant, expansions)| {
+        domains.push(domain(variant, &own));
+        variants.push(variant);
+        let limits = budget.limits();
+        search::Sprint {
+            search: portfolio.variants.len(),
+            expansions: limits
+                .max_nodes
+                .map_or(*expansions, |n| (n / 4).min(*expansions)),
+            time: limits.timeout.map(|t| t / 2),
+            patience: SPRINT_PATIENCE,
+        }
+    });
     let searches: Vec<_> = domains
         .iter()
         .zip(variants)
         .map(|(domain, variant)| (domain, variant.advice, variant.weight))
         .collect();
-    let (report, last) = search::solve_interleaved(&searches, budget);
+    let (report, last) = search::solve_interleaved(&searches, sprint, budget);
     (in_pushes(&domains[last], report), last)
 }
 

@@ -154,7 +154,7 @@ impl BoxMoveDomain {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Board, Level, Snapshots, Techniques, Variant, plan, replay};
+    use super::super::{Board, Level, Portfolio, Snapshots, Techniques, Variant, plan, replay};
     use super::super::{Bound, read_collection, solve_interleaved};
     use crate::search::{Advice, Budget, Origin, Outcome};
 
@@ -167,11 +167,18 @@ mod tests {
         }
     }
 
+    fn turns(variants: &[Variant]) -> Portfolio {
+        Portfolio {
+            variants: variants.to_vec(),
+            sprint: None,
+        }
+    }
+
     /// The plan `variants` find on `text`, replayed: whether it solves the level.
     fn solves(text: &str, variants: &[Variant]) -> bool {
         let lvl = Level::parse(text).expect("level");
         let board = Board::new(&lvl);
-        let (report, _) = solve_interleaved(&board, variants, &mut Budget::unlimited());
+        let (report, _) = solve_interleaved(&board, &turns(variants), &mut Budget::unlimited());
         let Outcome::Solved(solution) = report.outcome else {
             panic!("{:?}", report.outcome);
         };
@@ -186,7 +193,7 @@ mod tests {
         let text = "#######\n##  . #\n###   #\n##  # #\n###   #\n#$@#  #\n#######";
         let board = Board::new(&Level::parse(text).expect("level"));
         let variants = [variant(Origin::Start), variant(Origin::Goal)];
-        let (report, _) = solve_interleaved(&board, &variants, &mut Budget::unlimited());
+        let (report, _) = solve_interleaved(&board, &turns(&variants), &mut Budget::unlimited());
         assert_eq!(report.outcome, Outcome::Unsolvable);
     }
 

@@ -529,14 +529,20 @@ proptest! {
                 }
             }
             // Taking turns, a search with cuts and one from the goal beside a complete
-            // one: still complete, and a plan joined where two of them meet replays.
-            let variants = [
-                Variant { techniques: cut, advice: Advice::EveryImprovement, weight: 1, origin: Origin::Start },
-                Variant { techniques: fess, advice: Advice::BestPerFeature, weight: 1, origin: Origin::Start },
-                Variant { techniques: fess, advice: Advice::EveryImprovement, weight: 1, origin: Origin::Goal },
-            ];
+            // one, after a short sprint of one with cuts (which ends the job on the
+            // smallest levels): still complete, and a plan joined where two of them
+            // meet replays.
+            let sprinter = Variant { techniques: cut, advice: Advice::BestPerFeature, weight: 1, origin: Origin::Start };
+            let portfolio = Portfolio {
+                variants: vec![
+                    Variant { techniques: cut, advice: Advice::EveryImprovement, weight: 1, origin: Origin::Start },
+                    Variant { techniques: fess, advice: Advice::BestPerFeature, weight: 1, origin: Origin::Start },
+                    Variant { techniques: fess, advice: Advice::EveryImprovement, weight: 1, origin: Origin::Goal },
+                ],
+                sprint: Some((sprinter, 3)),
+            };
             let board = Board::new(&lvl);
-            let (report, _) = solve_interleaved(&board, &variants, &mut Budget::unlimited());
+            let (report, _) = solve_interleaved(&board, &portfolio, &mut Budget::unlimited());
             match report.outcome {
                 Outcome::Solved(solution) => {
                     let plan = plan::lurd(&board, &solution.actions).expect("plan");
