@@ -276,7 +276,7 @@ pub fn interleave<D: Domain>(
     if let Some(sprint) = sprint {
         last = sprint.search;
         let runner = &mut running[sprint.search];
-        if let Some(outcome) = run_sprint(runner, sprint, budget) {
+        if let Some(outcome) = run_sprint(&mut runner.search, sprint, budget) {
             budget.stats.unique_states = Some(runner.search.stored() as u64);
             return (outcome, last);
         }
@@ -381,28 +381,29 @@ pub struct Sprint {
     pub patience: u64,
 }
 
-/// Runs `sprint`'s search alone, in turns so its time is checked as it goes; the
-/// outcome if that ends the job.
+/// Runs `sprint`'s search alone, in turns so its time and progress are checked as it
+/// goes; the outcome if that ends the job.
 fn run_sprint<D: Domain>(
-    runner: &mut Runner<D>,
+    search: &mut Fess<D>,
     sprint: Sprint,
     budget: &mut Budget,
 ) -> Option<Outcome<D::Action>> {
     let started = Instant::now();
-    let (mut spent, mut best, mut gained) = (0, u16::MAX, 0);
+    // Expansions so far, and when the least first feature last fell.
+    let (mut spent, mut gained) = (0, 0);
     while spent < sprint.expansions
         && spent - gained < sprint.patience
         && sprint.time.is_none_or(|time| started.elapsed() < time)
     {
         let turn = (sprint.expansions - spent).min(TURN_EXPANSIONS);
+        let reached = search.reached;
         spent += turn;
-        if let Turn::Ended(outcome) = runner.search.run(budget, turn) {
-            let domain = runner.search.domain;
-            let drops = drops_out(&outcome, domain.exhaustive(), true);
-            return (!drops).then(|| from_origin(outcome, domain));
+        if let Turn::Ended(outcome) = search.run(budget, turn) {
+            let drops = drops_out(&outcome, search.domain.exhaustive(), true);
+            return (!drops).then(|| from_origin(outcome, search.domain));
         }
-        if runner.search.reached < best {
-            (best, gained) = (runner.search.reached, spent);
+        if search.reached < reached {
+            gained = spent;
         }
     }
     None
