@@ -15,7 +15,7 @@ use super::deadlock::freeze_deadlock;
 use super::hotspots::Hotspots;
 use super::learned::Learned;
 use super::matching::{FORBIDDEN, Hungarian};
-use super::scratch::Scratch;
+use super::scratch::{Base, Scratch};
 use super::{Direction, Level};
 use crate::search::{Cost, Domain, Features, Interrupt, Successor};
 
@@ -270,9 +270,10 @@ impl SokobanDomain {
 
 impl SokobanDomain {
     /// What every expansion does first: the player's region (in `scratch.region`), the
-    /// PI-corral verdict, the boxes (in `scratch.box_list`) and the full matching the
-    /// children repair. `None` for a dead end; otherwise whether only the corral's
-    /// boxes (`scratch.corrals.boxes()`) may move.
+    /// PI-corral verdict and the boxes (in `scratch.box_list`); the full matching the
+    /// children repair waits for the first child that needs it ([`Base`]). `None` for a
+    /// dead end; otherwise whether only the corral's boxes (`scratch.corrals.boxes()`)
+    /// may move.
     pub(super) fn prepare(&self, state: &State, scratch: &mut Scratch) -> Option<bool> {
         let board = &self.board;
         scratch.region.fill(board, &state.boxes, state.player);
@@ -306,19 +307,13 @@ impl SokobanDomain {
         };
         scratch.box_list.clear();
         scratch.box_list.extend(squares(&state.boxes));
-        if self.techniques.bound == Bound::Matching {
-            self.lower_bound(
-                &mut scratch.hungarian,
-                &state.boxes,
-                &scratch.box_list,
-                None,
-            )?;
-        }
+        scratch.base = Base::Pending;
         Some(only_corral)
     }
 
-    /// The estimate of `child`, whose box `moved` = (row in `list`, new square), or
-    /// `None` when the move leaves a freeze, learned or bipartite deadlock.
+    /// The estimate of `child`, whose box `moved` = (row in `list`, the parent's boxes,
+    /// to a new square), or `None` when the move leaves a freeze, learned or bipartite
+    /// deadlock (or the parent's boxes match no goals).
     pub(super) fn finish(
         &self,
         scratch: &mut Scratch,
@@ -333,6 +328,17 @@ impl SokobanDomain {
             || self.techniques.learned_deadlocks
                 && self.learned.borrow().is_dead(boxes, moved.1, child.player)
         {
+            return None;
+        }
+        if self.techniques.bound == Bound::Matching && scratch.base == Base::Pending {
+            // The parent's boxes are `list`; only whether they match matters here.
+            let solved = self.lower_bound(&mut scratch.hungarian, boxes, list, None);
+            scratch.base = match solved {
+                Some(_) => Base::Ready,
+                None => Base::Failed,
+            };
+        }
+        if scratch.base == Base::Failed {
             return None;
         }
         self.lower_bound(&mut scratch.hungarian, boxes, list, Some(moved))

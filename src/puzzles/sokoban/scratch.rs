@@ -15,9 +15,24 @@ pub(super) struct Scratch {
     /// For each child's normalised player.
     pub normalise: Flood,
     pub hungarian: Hungarian,
+    /// Whether `hungarian` holds the full matching of the position being expanded.
+    pub base: Base,
     pub corrals: Corrals,
     pub frozen: Vec<u16>,
     pub box_list: Vec<u16>,
     /// The boxes off their goals, for the hotspot feature.
     pub loose: Vec<u16>,
+}
+
+/// The full matching of an expansion's position, which each child's bound repairs. It is
+/// solved when the first child needs a bound: on a search well under way many
+/// expansions make only children already stored or dead, and the full solve is one of
+/// an expansion's dearest steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Base {
+    #[default]
+    Pending,
+    Ready,
+    /// The boxes cannot all reach distinct goals, or the solve was cut short.
+    Failed,
 }

@@ -731,13 +731,15 @@ fn a_box_in_the_way_of_another_is_a_hotspot() {
 
 /// Breadth-first from the start over at most 300 states of `domain`: each successor's
 /// player is the smallest square of the area the player stands in after the action
-/// (`stands`) and the area count it carries, if any (`view`), is the one a flood fill
-/// of its boxes gives.
-fn check_successor_areas<D: search::Domain<Key = State>>(
+/// (`stands`), the area count it carries, if any (`view`), is the one a flood fill
+/// of its boxes gives, and its bound, repaired from its parent's matching, is the one
+/// `fresh` solves for its boxes alone.
+fn check_successors<D: search::Domain<Key = State>>(
     domain: &D,
     board: &Board,
     stands: impl Fn(D::Action) -> u16,
     view: impl Fn(&D::State) -> (&State, Option<u16>),
+    fresh: &impl Fn(&State) -> Option<search::Cost>,
 ) -> Result<(), TestCaseError> {
     let mut flood = flood::Flood::default();
     let check = |state: &D::State, flood: &mut flood::Flood| {
@@ -761,6 +763,13 @@ fn check_successor_areas<D: search::Domain<Key = State>>(
             prop_assert_eq!(position.player, player, "{:?}", successor.action);
             let (carried, flooded) = check(&child, &mut flood);
             prop_assert_eq!(carried, flooded, "{:?}", successor.action);
+            let position = view(&child).0;
+            prop_assert_eq!(
+                Some(position.bound),
+                fresh(position),
+                "{:?}",
+                successor.action
+            );
             if seen.len() < 300 && seen.insert(domain.key(&child).clone()) {
                 queue.push_back(child);
             }
@@ -769,24 +778,35 @@ fn check_successor_areas<D: search::Domain<Key = State>>(
     Ok(())
 }
 
-/// [`check_successor_areas`] over single pushes and over box moves.
+/// [`check_successors`] over single pushes and over box moves.
 fn check_both_domains(lvl: &Level) -> Result<(), TestCaseError> {
     let pushes = SokobanDomain::new(lvl, Techniques::any(Bound::Matching));
     let board = pushes.board().clone();
-    check_successor_areas(&pushes, &board, |push| push.square, |s| (s, None))?;
+    let reference = SokobanDomain::new(lvl, Techniques::any(Bound::Matching));
+    let fresh = |state: &State| {
+        let list: Vec<u16> = boxes::squares(&state.boxes).collect();
+        let mut hungarian = matching::Hungarian::default();
+        reference.lower_bound(&mut hungarian, &state.boxes, &list, None)
+    };
+    check_successors(&pushes, &board, |push| push.square, |s| (s, None), &fresh)?;
     let moves = BoxMoveDomain::new(pushes);
     let stand = |m: BoxMove| board.neighbour(m.to, m.side);
-    check_successor_areas(&moves, &board, stand, |p: &Placed| {
-        (&p.position, Some(p.regions))
-    })
+    check_successors(
+        &moves,
+        &board,
+        stand,
+        |p: &Placed| (&p.position, Some(p.regions)),
+        &fresh,
+    )
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     /// The player's area and the area count that [`cuts`] derives for every box move
-    /// are the ones a flood fill finds.
+    /// are the ones a flood fill finds, and every child's bound the one a matching
+    /// solved afresh finds.
     #[test]
-    fn successors_carry_the_flooded_player_area_and_area_count(
+    fn successors_carry_the_flooded_player_area_area_count_and_bound(
         text in prop_oneof![random_level(), scrambled_level()]
     ) {
         if let Ok(lvl) = Level::parse(&text) {
@@ -799,7 +819,7 @@ proptest! {
 }
 
 #[test]
-fn microban_successors_carry_the_flooded_player_area_and_area_count() {
+fn microban_successors_carry_the_flooded_player_area_area_count_and_bound() {
     for entry in read_collection(MICROBAN).iter().step_by(7) {
         let lvl = level(&entry.text);
         check_both_domains(&lvl).unwrap_or_else(|e| panic!("Microban {}: {e}", entry.index));
