@@ -311,9 +311,10 @@ impl SokobanDomain {
         Some(only_corral)
     }
 
-    /// The estimate of `child`, whose box `moved` = (row in `list`, the parent's boxes,
-    /// to a new square), or `None` when the move leaves a freeze, learned or bipartite
-    /// deadlock (or the parent's boxes match no goals).
+    /// The estimate of `child`, made from the parent whose boxes are `list` by moving
+    /// one of them, `moved` = (its row in `list`, its new square); `None` when the move
+    /// leaves a freeze, learned or bipartite deadlock (or the parent's boxes match no
+    /// goals).
     pub(super) fn finish(
         &self,
         scratch: &mut Scratch,
